@@ -1,0 +1,107 @@
+package dev.writeonce.core.config;
+
+import dev.writeonce.core.model.ConflictMode;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * Every setting of the committers, parsed from Hadoop's {@link Configuration} in one place and
+ * checked against its bounds when built. Each key is a constant with its default beside it; a test
+ * pins the defaults and docs/configuration.md lists them.
+ *
+ * @param commitThreads threads that complete uploads in parallel at job commit
+ * @param partSize bytes of each multipart part but the last
+ * @param conflictMode what a job does about data already under its destination
+ * @param conditionalManifestWrite write the job manifest with {@code If-None-Match: *}
+ * @param successFileLimit how many file names {@code _SUCCESS} lists
+ */
+public record CommitterConfig(
+    int commitThreads,
+    long partSize,
+    ConflictMode conflictMode,
+    boolean conditionalManifestWrite,
+    int successFileLimit) {
+
+  /** Prefix of every key of this library. */
+  public static final String PREFIX = "writeonce.";
+
+  /**
+   * Threads that complete uploads (and delete replaced objects) in parallel during job commit. Each
+   * thread holds one HTTP connection of the S3A connection pool ({@code
+   * fs.s3a.connection.maximum}), so keep it below that.
+   */
+  public static final String COMMIT_THREADS = PREFIX + "commit.threads";
+
+  public static final int COMMIT_THREADS_DEFAULT = 32;
+  static final int COMMIT_THREADS_MAX = 1024;
+
+  /**
+   * Size of each multipart part but the last. S3, Ceph RGW and MinIO refuse parts under 5 MiB
+   * (except the last) and uploads of more than 10,000 parts. Accepts Hadoop size suffixes (64M).
+   */
+  public static final String PART_SIZE = PREFIX + "upload.part-size";
+
+  public static final long PART_SIZE_DEFAULT = 64L << 20;
+  public static final long PART_SIZE_MIN = 5L << 20;
+  public static final long PART_SIZE_MAX = 5L << 30;
+
+  /**
+   * What a job does about data already under its destination: {@code fail}, {@code append} or
+   * {@code replace}. Append is the default because Spark and Hive decide overwrites themselves
+   * before the committer runs.
+   */
+  public static final String CONFLICT_MODE = PREFIX + "conflict-mode";
+
+  public static final ConflictMode CONFLICT_MODE_DEFAULT = ConflictMode.APPEND;
+
+  /**
+   * Write the job manifest with {@code If-None-Match: *}, so that two drivers committing the same
+   * job cannot both pass the commit point. Turn off only for a store that rejects the header.
+   */
+  public static final String CONDITIONAL_MANIFEST_WRITE = PREFIX + "manifest.conditional-write";
+
+  public static final boolean CONDITIONAL_MANIFEST_WRITE_DEFAULT = true;
+
+  /** How many file names {@code _SUCCESS} lists; the counts always cover every file. */
+  public static final String SUCCESS_FILE_LIMIT = PREFIX + "success.file-limit";
+
+  public static final int SUCCESS_FILE_LIMIT_DEFAULT = 100;
+  static final int SUCCESS_FILE_LIMIT_MAX = 100_000;
+
+  public CommitterConfig {
+    checkRange(COMMIT_THREADS, commitThreads, 1, COMMIT_THREADS_MAX);
+    checkRange(PART_SIZE, partSize, PART_SIZE_MIN, PART_SIZE_MAX);
+    checkRange(SUCCESS_FILE_LIMIT, successFileLimit, 0, SUCCESS_FILE_LIMIT_MAX);
+    if (conflictMode == null) {
+      throw new IllegalArgumentException(CONFLICT_MODE + " is missing");
+    }
+  }
+
+  /** The configuration with every default. */
+  public static CommitterConfig defaults() {
+    return from(new Configuration(false));
+  }
+
+  /** Reads every setting; an out-of-range value fails with the key and its bounds. */
+  public static CommitterConfig from(Configuration conf) {
+    String mode = conf.getTrimmed(CONFLICT_MODE, CONFLICT_MODE_DEFAULT.id());
+    ConflictMode conflictMode;
+    try {
+      conflictMode = ConflictMode.parse(mode);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(CONFLICT_MODE + ": " + e.getMessage(), e);
+    }
+    return new CommitterConfig(
+        conf.getInt(COMMIT_THREADS, COMMIT_THREADS_DEFAULT),
+        conf.getLongBytes(PART_SIZE, PART_SIZE_DEFAULT),
+        conflictMode,
+        conf.getBoolean(CONDITIONAL_MANIFEST_WRITE, CONDITIONAL_MANIFEST_WRITE_DEFAULT),
+        conf.getInt(SUCCESS_FILE_LIMIT, SUCCESS_FILE_LIMIT_DEFAULT));
+  }
+
+  private static void checkRange(String key, long value, long min, long max) {
+    if (value < min || value > max) {
+      throw new IllegalArgumentException(
+          key + " = " + value + " is out of range: set it between " + min + " and " + max);
+    }
+  }
+}

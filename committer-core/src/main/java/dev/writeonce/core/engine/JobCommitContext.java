@@ -1,0 +1,52 @@
+package dev.writeonce.core.engine;
+
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The threads of one job's commit: a bounded pool named after the job, created when the commit
+ * starts and shut down when it ends. Nothing static outlives a job.
+ */
+public final class JobCommitContext implements AutoCloseable {
+
+  private final String jobId;
+  private final ThreadPoolExecutor pool;
+
+  public JobCommitContext(String jobId, int threads) {
+    this.jobId = jobId;
+    AtomicInteger counter = new AtomicInteger();
+    ThreadFactory factory =
+        runnable -> {
+          Thread thread =
+              new Thread(runnable, "writeonce-" + jobId + "-" + counter.incrementAndGet());
+          thread.setDaemon(true);
+          return thread;
+        };
+    this.pool =
+        new ThreadPoolExecutor(
+            threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
+    pool.allowCoreThreadTimeOut(true);
+  }
+
+  public String jobId() {
+    return jobId;
+  }
+
+  /** How many tasks may run at once. */
+  public int parallelism() {
+    return pool.getMaximumPoolSize();
+  }
+
+  public ExecutorService pool() {
+    return pool;
+  }
+
+  @Override
+  public void close() {
+    pool.shutdownNow();
+  }
+}

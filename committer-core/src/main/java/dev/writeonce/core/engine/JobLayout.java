@@ -1,0 +1,78 @@
+package dev.writeonce.core.engine;
+
+import dev.writeonce.core.model.Destination;
+import java.util.regex.Pattern;
+
+/**
+ * Where a job keeps its records under its destination. Names start with '_' so that Spark, Hive and
+ * MapReduce input formats skip them when they read the table.
+ *
+ * <pre>
+ * dest/_writeonce/jobs/JOB/tasks/ATTEMPT.json   one task manifest per committed task attempt
+ * dest/_writeonce/jobs/JOB/manifest.json        the job manifest: the commit point
+ * dest/_SUCCESS                                 written once the job is finished
+ * </pre>
+ */
+public final class JobLayout {
+
+  /** The folder of this library's records under a destination. */
+  public static final String RECORDS_DIR = "_writeonce/";
+
+  public static final String SUCCESS_MARKER = "_SUCCESS";
+
+  private static final Pattern SAFE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,199}");
+
+  private final Destination destination;
+
+  public JobLayout(Destination destination) {
+    this.destination = destination;
+  }
+
+  public Destination destination() {
+    return destination;
+  }
+
+  /** The prefix holding every job's records. */
+  public String recordsPrefix() {
+    return destination.prefix() + RECORDS_DIR;
+  }
+
+  /** The prefix holding one job's records. */
+  public String jobPrefix(String jobId) {
+    return recordsPrefix() + "jobs/" + checkName("job id", jobId) + "/";
+  }
+
+  public String jobManifestKey(String jobId) {
+    return jobPrefix(jobId) + "manifest.json";
+  }
+
+  public String taskManifestPrefix(String jobId) {
+    return jobPrefix(jobId) + "tasks/";
+  }
+
+  public String taskManifestKey(String jobId, String taskAttemptId) {
+    return taskManifestPrefix(jobId) + checkName("task attempt id", taskAttemptId) + ".json";
+  }
+
+  public String successKey() {
+    return destination.prefix() + SUCCESS_MARKER;
+  }
+
+  /** True for keys of this library's records, which are never job output. */
+  public boolean isRecord(String key) {
+    return key.startsWith(recordsPrefix());
+  }
+
+  /** Ids become key segments, so they are restricted to characters safe in every store. */
+  static String checkName(String what, String value) {
+    if (value == null || !SAFE_NAME.matcher(value).matches()) {
+      throw new IllegalArgumentException(
+          what
+              + " '"
+              + value
+              + "' is not usable in an object key: use 1 to 200 letters, digits, '_', '.' or '-',"
+              + " starting with a letter or digit");
+    }
+    return value;
+  }
+}

@@ -1,0 +1,113 @@
+package dev.writeonce.core.engine;
+
+import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.json.ManifestFormats;
+import dev.writeonce.core.json.SuccessDataFormat;
+import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.SuccessData;
+import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.ObjectInfo;
+import dev.writeonce.core.store.StoreException;
+import dev.writeonce.core.store.StoreGateway;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/** Reads and writes a job's records in the store, at the keys {@link JobLayout} gives. */
+public final class JobRecords {
+
+  private final StoreGateway store;
+  private final JobLayout layout;
+
+  public JobRecords(StoreGateway store, JobLayout layout) {
+    this.store = store;
+    this.layout = layout;
+  }
+
+  public JobLayout layout() {
+    return layout;
+  }
+
+  /** Persists a committed task attempt's manifest: one PUT. */
+  public void saveTaskManifest(TaskManifest manifest) throws StoreException {
+    store.putObject(
+        layout.taskManifestKey(manifest.jobId(), manifest.taskAttemptId()),
+        ManifestFormats.toJson(manifest),
+        false);
+  }
+
+  /** Every task manifest persisted for a job: one LIST page per 1,000 and one GET each. */
+  public List<TaskManifest> loadTaskManifests(String jobId) throws StoreException, FormatException {
+    List<TaskManifest> manifests = new ArrayList<>();
+    for (String key : taskManifestKeys(jobId)) {
+      loadTaskManifest(jobId, key).ifPresent(manifests::add);
+    }
+    return manifests;
+  }
+
+  /** The keys of the task manifests persisted for a job. */
+  public List<String> taskManifestKeys(String jobId) throws StoreException {
+    List<String> keys = new ArrayList<>();
+    for (ObjectInfo object : store.listObjects(layout.taskManifestPrefix(jobId))) {
+      keys.add(object.key());
+    }
+    return keys;
+  }
+
+  /** One persisted task manifest, checked to belong to the job; empty if it vanished. */
+  public Optional<TaskManifest> loadTaskManifest(String jobId, String key)
+      throws StoreException, FormatException {
+    Optional<byte[]> bytes = store.getObject(key);
+    if (bytes.isEmpty()) {
+      return Optional.empty();
+    }
+    TaskManifest manifest = ManifestFormats.taskManifestFromJson(bytes.get(), uri(key));
+    if (!manifest.jobId().equals(jobId)) {
+      throw new FormatException(uri(key), "belongs to job " + manifest.jobId() + ", not " + jobId);
+    }
+    return Optional.of(manifest);
+  }
+
+  /** The job's manifest, or empty when the job never reached its commit point. */
+  public Optional<JobManifest> loadJobManifest(String jobId)
+      throws StoreException, FormatException {
+    String key = layout.jobManifestKey(jobId);
+    Optional<byte[]> bytes = store.getObject(key);
+    if (bytes.isEmpty()) {
+      return Optional.empty();
+    }
+    JobManifest manifest = ManifestFormats.jobManifestFromJson(bytes.get(), uri(key));
+    if (!manifest.jobId().equals(jobId)) {
+      throw new FormatException(uri(key), "names job " + manifest.jobId() + ", not " + jobId);
+    }
+    for (String listed : manifest.uploads().stream().map(u -> u.key()).toList()) {
+      if (!layout.destination().contains(listed)) {
+        throw new FormatException(uri(key), "lists key " + listed + " outside its destination");
+      }
+    }
+    if (!manifest.destination().equals(layout.destination())) {
+      throw new FormatException(
+          uri(key),
+          "names destination "
+              + manifest.destination()
+              + " but lies under "
+              + layout.destination()
+              + ": refusing to touch keys outside the destination it was found in");
+    }
+    return Optional.of(manifest);
+  }
+
+  /** The destination's {@code _SUCCESS}, or empty when there is none. */
+  public Optional<SuccessData> loadSuccess() throws StoreException, FormatException {
+    String key = layout.successKey();
+    Optional<byte[]> bytes = store.getObject(key);
+    if (bytes.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(SuccessDataFormat.fromJson(bytes.get(), uri(key)));
+  }
+
+  String uri(String key) {
+    return layout.destination().uriOf(key);
+  }
+}

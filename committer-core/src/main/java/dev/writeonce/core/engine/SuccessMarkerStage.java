@@ -1,0 +1,87 @@
+package dev.writeonce.core.engine;
+
+import dev.writeonce.core.json.SuccessDataFormat;
+import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.SuccessData;
+import dev.writeonce.core.store.RequestType;
+import dev.writeonce.core.store.StoreException;
+import dev.writeonce.core.store.StoreGateway;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Writes {@code _SUCCESS} with the job's statistics: the last visible step of a commit. */
+final class SuccessMarkerStage {
+
+  static final String FILES = "writeonce.files";
+  static final String BYTES = "writeonce.bytes";
+  static final String COMPLETED = "writeonce.uploads.completed";
+  static final String CONFIRMED = "writeonce.uploads.confirmed";
+  static final String DELETED = "writeonce.replaced.deleted";
+  static final String STAGE_PREFIX = "writeonce.stage.";
+
+  private SuccessMarkerStage() {}
+
+  static SuccessData write(
+      StoreGateway store,
+      JobLayout layout,
+      JobManifest manifest,
+      int fileLimit,
+      CompleteUploadsStage.Outcome outcome,
+      Map<RequestType, Long> requests,
+      Map<String, Long> stageMillis,
+      long nowMillis)
+      throws StoreException {
+    Map<String, Long> metrics = new LinkedHashMap<>();
+    metrics.put(FILES, (long) manifest.uploads().size());
+    metrics.put(BYTES, manifest.totalBytes());
+    metrics.put(COMPLETED, (long) outcome.completed());
+    metrics.put(CONFIRMED, (long) outcome.confirmed());
+    metrics.put(DELETED, (long) manifest.deletes().size());
+    stageMillis.forEach((stage, millis) -> metrics.put(STAGE_PREFIX + stage + ".millis", millis));
+
+    Map<String, Long> counters = new LinkedHashMap<>();
+    // The _SUCCESS PUT itself is part of the job's traffic.
+    requests.forEach(
+        (type, count) ->
+            counters.put(type.counterName(), count + (type == RequestType.PUT_OBJECT ? 1 : 0)));
+
+    List<String> names = new ArrayList<>();
+    for (PendingUpload upload : manifest.uploads()) {
+      if (names.size() >= fileLimit) {
+        break;
+      }
+      names.add(manifest.destination().uriOf(upload.key()));
+    }
+    SuccessData success =
+        new SuccessData(
+            nowMillis,
+            Instant.ofEpochMilli(nowMillis).toString(),
+            hostname(),
+            manifest.committer(),
+            "job " + manifest.jobId() + " committed to " + manifest.destination(),
+            manifest.jobId(),
+            "writeonce",
+            metrics,
+            Map.of(
+                "writeonce.conflict-mode", manifest.conflictMode().id(),
+                "writeonce.destination", manifest.destination().toString()),
+            names,
+            counters);
+    store.putObject(layout.successKey(), SuccessDataFormat.toJson(success), false);
+    return success;
+  }
+
+  private static String hostname() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (UnknownHostException e) {
+      return "unknown";
+    }
+  }
+}

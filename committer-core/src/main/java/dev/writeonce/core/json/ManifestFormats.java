@@ -1,0 +1,183 @@
+package dev.writeonce.core.json;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.writeonce.core.model.ConflictMode;
+import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.model.UploadPart;
+import java.io.IOException;
+import java.util.List;
+import java.util.TreeMap;
+
+/**
+ * JSON formats of the task and job manifests. Each document carries a format name and version;
+ * readers refuse other versions and validate every record, so a garbled manifest is refused before
+ * anything is completed or deleted.
+ */
+public final class ManifestFormats {
+
+  public static final String TASK_MANIFEST_FORMAT = "writeonce.task-manifest";
+  public static final int TASK_MANIFEST_VERSION = 1;
+  public static final String JOB_MANIFEST_FORMAT = "writeonce.job-manifest";
+  public static final int JOB_MANIFEST_VERSION = 1;
+
+  private ManifestFormats() {}
+
+  public static byte[] toJson(TaskManifest manifest) {
+    return Json.write(
+        out -> {
+          out.writeStartObject();
+          out.writeStringField("format", TASK_MANIFEST_FORMAT);
+          out.writeNumberField("version", TASK_MANIFEST_VERSION);
+          out.writeStringField("jobId", manifest.jobId());
+          out.writeStringField("taskAttemptId", manifest.taskAttemptId());
+          Json.writeLongMap(out, "statistics", new TreeMap<>(manifest.statistics()));
+          writeUploads(out, manifest.uploads());
+          out.writeEndObject();
+        });
+  }
+
+  public static TaskManifest taskManifestFromJson(byte[] data, String source)
+      throws FormatException {
+    ObjectNode root = Json.readObject(data, source);
+    Json.requireFormat(root, TASK_MANIFEST_FORMAT, TASK_MANIFEST_VERSION, source);
+    List<PendingUpload> uploads = Json.list(root, "uploads", source, ManifestFormats::readUpload);
+    try {
+      return new TaskManifest(
+          Json.text(root, "jobId", source),
+          Json.text(root, "taskAttemptId", source),
+          uploads,
+          Json.longMap(root, "statistics", source, false));
+    } catch (IllegalArgumentException e) {
+      throw new FormatException(source, e.getMessage(), e);
+    }
+  }
+
+  public static byte[] toJson(JobManifest manifest) {
+    return Json.write(
+        out -> {
+          out.writeStartObject();
+          out.writeStringField("format", JOB_MANIFEST_FORMAT);
+          out.writeNumberField("version", JOB_MANIFEST_VERSION);
+          out.writeStringField("jobId", manifest.jobId());
+          out.writeStringField("destination", manifest.destination().toString());
+          out.writeStringField("conflictMode", manifest.conflictMode().id());
+          out.writeStringField("committer", manifest.committer());
+          out.writeNumberField("createdAtMillis", manifest.createdAtMillis());
+          out.writeNumberField("fileCount", manifest.uploads().size());
+          out.writeNumberField("totalBytes", manifest.totalBytes());
+          writeUploads(out, manifest.uploads());
+          out.writeArrayFieldStart("deletes");
+          for (String key : manifest.deletes()) {
+            out.writeString(key);
+          }
+          out.writeEndArray();
+          out.writeEndObject();
+        });
+  }
+
+  public static JobManifest jobManifestFromJson(byte[] data, String source) throws FormatException {
+    ObjectNode root = Json.readObject(data, source);
+    Json.requireFormat(root, JOB_MANIFEST_FORMAT, JOB_MANIFEST_VERSION, source);
+    List<PendingUpload> uploads = Json.list(root, "uploads", source, ManifestFormats::readUpload);
+    JobManifest manifest;
+    try {
+      manifest =
+          new JobManifest(
+              Json.text(root, "jobId", source),
+              Destination.of(Json.text(root, "destination", source)),
+              ConflictMode.parse(Json.text(root, "conflictMode", source)),
+              Json.text(root, "committer", source),
+              Json.number(root, "createdAtMillis", source),
+              uploads,
+              Json.texts(root, "deletes", source));
+    } catch (IllegalArgumentException e) {
+      throw new FormatException(source, e.getMessage(), e);
+    }
+    long fileCount = Json.number(root, "fileCount", source);
+    long totalBytes = Json.number(root, "totalBytes", source);
+    if (fileCount != manifest.uploads().size() || totalBytes != manifest.totalBytes()) {
+      throw new FormatException(
+          source,
+          "declares "
+              + fileCount
+              + " files and "
+              + totalBytes
+              + " bytes but lists "
+              + manifest.uploads().size()
+              + " files and "
+              + manifest.totalBytes()
+              + " bytes");
+    }
+    return manifest;
+  }
+
+  private static void writeUploads(JsonGenerator out, List<PendingUpload> uploads)
+      throws IOException {
+    out.writeArrayFieldStart("uploads");
+    for (PendingUpload upload : uploads) {
+      out.writeStartObject();
+      out.writeStringField("bucket", upload.bucket());
+      out.writeStringField("key", upload.key());
+      out.writeStringField("uploadId", upload.uploadId());
+      out.writeStringField("taskAttempt", upload.taskAttempt());
+      out.writeNumberField("length", upload.length());
+      out.writeArrayFieldStart("parts");
+      for (UploadPart part : upload.parts()) {
+        out.writeStartObject();
+        out.writeNumberField("number", part.number());
+        out.writeStringField("etag", part.etag());
+        out.writeNumberField("size", part.size());
+        out.writeEndObject();
+      }
+      out.writeEndArray();
+      out.writeEndObject();
+    }
+    out.writeEndArray();
+  }
+
+  private static PendingUpload readUpload(JsonNode node, String where) throws FormatException {
+    List<UploadPart> parts =
+        Json.list(
+            node,
+            "parts",
+            where,
+            (part, partWhere) -> {
+              try {
+                long number = Json.number(part, "number", partWhere);
+                if (number < 1 || number > UploadPart.MAX_PARTS) {
+                  throw new FormatException(partWhere, "part number " + number + " out of range");
+                }
+                return new UploadPart(
+                    (int) number,
+                    Json.text(part, "etag", partWhere),
+                    Json.number(part, "size", partWhere));
+              } catch (IllegalArgumentException e) {
+                throw new FormatException(partWhere, e.getMessage(), e);
+              }
+            });
+    PendingUpload upload;
+    try {
+      upload =
+          new PendingUpload(
+              Json.text(node, "bucket", where),
+              Json.text(node, "key", where),
+              Json.text(node, "uploadId", where),
+              parts,
+              Json.text(node, "taskAttempt", where));
+    } catch (IllegalArgumentException e) {
+      throw new FormatException(where, e.getMessage(), e);
+    }
+    long length = Json.number(node, "length", where);
+    if (length != upload.length()) {
+      throw new FormatException(
+          where,
+          "declares length " + length + " but its parts add up to " + upload.length() + " bytes");
+    }
+    return upload;
+  }
+}

@@ -1,0 +1,87 @@
+package dev.writeonce.core.store;
+
+import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
+import software.amazon.awssdk.awscore.exception.AwsServiceException;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.exception.SdkException;
+
+/**
+ * The one place where SDK failures are classified. The SDK client (configured by S3A's {@code
+ * fs.s3a.retry.*} and {@code fs.s3a.attempts.maximum}) has already retried what it retries; the
+ * gateway never retries again, so a failure that reaches here is final for that request.
+ */
+final class StoreErrors {
+
+  /** Ceph RGW's answer to completing an upload it no longer knows (AWS says NoSuchUpload). */
+  static final String RGW_COMPLETION_IN_PROGRESS = "multipart completion is already in progress";
+
+  private StoreErrors() {}
+
+  static StoreException translate(String operation, String uri, SdkException e) {
+    if (e instanceof AwsServiceException service) {
+      int status = service.statusCode();
+      AwsErrorDetails details = service.awsErrorDetails();
+      String code = details == null ? "" : nullToEmpty(details.errorCode());
+      String text = details == null ? "" : nullToEmpty(details.errorMessage());
+      ErrorKind kind = classify(operation, status, code, text);
+      String message =
+          operation
+              + " "
+              + uri
+              + " failed: HTTP "
+              + status
+              + (code.isEmpty() ? "" : " " + code)
+              + (text.isEmpty() ? "" : " (" + text + ")")
+              + requestId(service)
+              + hint(kind, status);
+      return new StoreException(kind, status, message, e);
+    }
+    String reason = e instanceof SdkClientException ? "no usable response" : "SDK failure";
+    return new StoreException(
+        ErrorKind.TRANSIENT,
+        0,
+        operation + " " + uri + " failed with " + reason + ": " + e.getMessage(),
+        e);
+  }
+
+  static ErrorKind classify(String operation, int status, String code, String message) {
+    if ("NoSuchUpload".equals(code)) {
+      return ErrorKind.NO_SUCH_UPLOAD;
+    }
+    if (status == 500 && message.contains(RGW_COMPLETION_IN_PROGRESS)) {
+      return ErrorKind.NO_SUCH_UPLOAD;
+    }
+    if (status == 412 || "PreconditionFailed".equals(code)) {
+      return ErrorKind.PRECONDITION_FAILED;
+    }
+    if (status == 404) {
+      // ListParts and some stores answer NoSuchKey for an upload that is gone.
+      return operation.contains("upload") ? ErrorKind.NO_SUCH_UPLOAD : ErrorKind.NOT_FOUND;
+    }
+    if (status == 429 || status == 503 || status >= 500 || "SlowDown".equals(code)) {
+      return ErrorKind.TRANSIENT;
+    }
+    return ErrorKind.FATAL;
+  }
+
+  private static String requestId(AwsServiceException e) {
+    String id = e.requestId();
+    return id == null || id.isEmpty() ? "" : " [request id " + id + "]";
+  }
+
+  private static String hint(ErrorKind kind, int status) {
+    if (status == 403) {
+      return "; check the credentials and permissions set under fs.s3a.* for this bucket";
+    }
+    if (status == 301 || status == 307) {
+      return "; the bucket lives in another region: set fs.s3a.endpoint.region";
+    }
+    return kind == ErrorKind.TRANSIENT
+        ? "; the SDK's retries (fs.s3a.attempts.maximum) were exhausted"
+        : "";
+  }
+
+  private static String nullToEmpty(String s) {
+    return s == null ? "" : s;
+  }
+}

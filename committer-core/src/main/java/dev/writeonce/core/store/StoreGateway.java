@@ -1,0 +1,71 @@
+package dev.writeonce.core.store;
+
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.UploadPart;
+import java.nio.ByteBuffer;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Every request the committers send to the store goes through this interface, bound to one bucket.
+ * Implementations count each request by {@link RequestType} and fail with a {@link StoreException}
+ * whose {@link ErrorKind} the caller acts on. No method retries: the SDK client underneath retries
+ * transient failures once, in its own layer.
+ */
+public interface StoreGateway {
+
+  /** The bucket all keys refer to. */
+  String bucket();
+
+  /** Starts a multipart upload to a key and returns its id. */
+  String createUpload(String key) throws StoreException;
+
+  /** Uploads the remaining bytes of a buffer as one part; returns the part with its ETag. */
+  UploadPart uploadPart(String key, String uploadId, int partNumber, ByteBuffer data)
+      throws StoreException;
+
+  /**
+   * Completes an upload, making the object visible. Fails with {@link ErrorKind#NO_SUCH_UPLOAD}
+   * when the store no longer knows the upload, for example because it was already completed.
+   *
+   * @return the object's ETag; derived from the parts when the store answers with none
+   */
+  String completeUpload(PendingUpload upload) throws StoreException;
+
+  /** Aborts an upload. An upload the store does not know counts as aborted. */
+  void abortUpload(String key, String uploadId) throws StoreException;
+
+  /**
+   * The uploads open for exactly this key. MinIO matches only exact keys, so this is never used to
+   * find uploads "under a directory".
+   */
+  List<OpenUpload> listUploads(String key) throws StoreException;
+
+  /**
+   * Writes a small object in one request.
+   *
+   * @param ifNoneMatch send {@code If-None-Match: *}: fail with {@link
+   *     ErrorKind#PRECONDITION_FAILED} when the key exists
+   * @return the ETag of the new object
+   */
+  String putObject(String key, byte[] data, boolean ifNoneMatch) throws StoreException;
+
+  /** Reads a whole small object (a manifest or a marker), or empty when it does not exist. */
+  Optional<byte[]> getObject(String key) throws StoreException;
+
+  /** The object's metadata, or empty when it does not exist. */
+  Optional<ObjectInfo> headObject(String key) throws StoreException;
+
+  /** Every object under a prefix, in key order, across as many LIST pages as needed. */
+  List<ObjectInfo> listObjects(String prefix) throws StoreException;
+
+  /**
+   * Deletes objects in requests of at most 1,000 keys. Keys that do not exist count as deleted.
+   * Fails when the store refuses any key, naming the keys.
+   */
+  void deleteObjects(Collection<String> keys) throws StoreException;
+
+  /** The requests sent so far. */
+  RequestCounters counters();
+}

@@ -1,0 +1,326 @@
+package dev.writeonce.core.engine;
+
+import static dev.writeonce.core.testing.PendingUploads.contentOf;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.json.SuccessDataFormat;
+import dev.writeonce.core.model.ConflictMode;
+import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.SuccessData;
+import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.ErrorKind;
+import dev.writeonce.core.store.RequestType;
+import dev.writeonce.core.testing.FaultInjectingStore;
+import dev.writeonce.core.testing.InMemoryStore;
+import dev.writeonce.core.testing.PendingUploads;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+class JobCommitEngineTest {
+
+  private static final Destination DEST = Destination.of("s3a://bucket/table/");
+  private static final String JOB = "job_20261122_0001";
+
+  private final InMemoryStore memory = new InMemoryStore("bucket");
+  private final FaultInjectingStore store = new FaultInjectingStore(memory);
+
+  private JobCommitEngine engine() {
+    return new JobCommitEngine(store, config(4), DEST);
+  }
+
+  private static CommitterConfig config(int threads) {
+    return new CommitterConfig(
+        threads, CommitterConfig.PART_SIZE_DEFAULT, ConflictMode.APPEND, true, 100);
+  }
+
+  private List<TaskManifest> tasks(int taskCount, int filesPerTask) throws Exception {
+    List<TaskManifest> tasks = new ArrayList<>();
+    for (int t = 0; t < taskCount; t++) {
+      int task = t;
+      List<String> keys =
+          IntStream.range(0, filesPerTask)
+              .mapToObj(f -> DEST.keyOf("part-" + task + "-" + f))
+              .toList();
+      tasks.add(PendingUploads.task(store, JOB, "attempt_" + t + "_0", keys));
+    }
+    return tasks;
+  }
+
+  private static JobCommitRequest append(List<TaskManifest> tasks) {
+    return new JobCommitRequest(JOB, "test", ConflictMode.APPEND, tasks, List.of());
+  }
+
+  private List<String> outputKeys() {
+    return memory.keys().stream().filter(k -> k.contains("part-")).toList();
+  }
+
+  @Test
+  void commitPublishesEveryFileWithItsBytesAndLeavesNoUploadOrRecord() throws Exception {
+    List<TaskManifest> tasks = tasks(3, 4);
+    CommitResult result = engine().commit(append(tasks));
+
+    assertThat(result.files()).isEqualTo(12);
+    assertThat(result.completed()).isEqualTo(12);
+    assertThat(outputKeys()).hasSize(12);
+    for (String key : outputKeys()) {
+      assertThat(memory.content(key)).isEqualTo(contentOf(key));
+    }
+    assertThat(memory.openUploadIds()).isEmpty();
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).contains("table/_SUCCESS");
+  }
+
+  @Test
+  void commitSendsOneCompletePerFileAndAConstantNumberOfOtherRequests() throws Exception {
+    List<TaskManifest> tasks = tasks(2, 50);
+    var before = memory.counters().snapshot();
+    CommitResult result = engine().commit(append(tasks));
+    var sent = memory.counters().since(before);
+
+    assertThat(sent.get(RequestType.COMPLETE_UPLOAD)).isEqualTo(100);
+    // manifest + _SUCCESS; one LIST of the job's records; two deletes (records, manifest last)
+    assertThat(sent.get(RequestType.PUT_OBJECT)).isEqualTo(2);
+    assertThat(sent.get(RequestType.LIST_OBJECTS)).isEqualTo(1);
+    assertThat(sent.get(RequestType.DELETE_OBJECTS)).isEqualTo(1);
+    assertThat(sent.get(RequestType.GET_OBJECT)).isZero();
+    assertThat(sent.get(RequestType.HEAD_OBJECT)).isZero();
+    assertThat(result.requests().get(RequestType.COMPLETE_UPLOAD)).isEqualTo(100);
+  }
+
+  @Test
+  void successMarkerCarriesCountsInHadoopShape() throws Exception {
+    engine().commit(append(tasks(1, 3)));
+    SuccessData success =
+        SuccessDataFormat.fromJson(memory.content("table/_SUCCESS"), "table/_SUCCESS");
+
+    assertThat(success.jobId()).isEqualTo(JOB);
+    assertThat(success.committer()).isEqualTo("test");
+    assertThat(success.filenames()).hasSize(3);
+    assertThat(success.metrics()).containsEntry("writeonce.files", 3L);
+    assertThat(success.counters()).containsEntry("writeonce.requests.complete_upload", 3L);
+    assertThat(success.counters()).containsEntry("writeonce.requests.put_object", 2L);
+    assertThat(new String(memory.content("table/_SUCCESS"), StandardCharsets.UTF_8))
+        .contains("\"name\" : \"" + SuccessDataFormat.HADOOP_NAME + "\"");
+  }
+
+  @Test
+  void nothingIsVisibleBeforeTheCommitPoint() throws Exception {
+    tasks(2, 3);
+    assertThat(outputKeys()).isEmpty();
+    assertThat(memory.openUploadIds()).hasSize(6);
+  }
+
+  @Test
+  void crashAfterSomeCompletionsIsFinishedByANewEngineFromTheManifestAlone() throws Exception {
+    List<TaskManifest> tasks = tasks(4, 25);
+    store.failFrom(RequestType.COMPLETE_UPLOAD, 38, ErrorKind.FATAL);
+
+    assertThatThrownBy(() -> engine().commit(append(tasks))).hasMessageContaining("injected");
+    int completedBeforeCrash = outputKeys().size();
+    assertThat(completedBeforeCrash).isBetween(37, 99);
+    assertThat(memory.keys()).contains(DEST.keyOf("_writeonce/jobs/" + JOB + "/manifest.json"));
+
+    store.heal();
+    CommitResult resumed = new JobCommitEngine(store, config(3), DEST).resume(JOB).orElseThrow();
+
+    assertThat(outputKeys()).hasSize(100);
+    outputKeys().forEach(key -> assertThat(memory.content(key)).isEqualTo(contentOf(key)));
+    assertThat(resumed.confirmed()).isEqualTo(completedBeforeCrash);
+    assertThat(resumed.completed()).isEqualTo(100 - completedBeforeCrash);
+    assertThat(memory.openUploadIds()).isEmpty();
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+  }
+
+  @Test
+  void resumeTwiceAfterACrashBeforeSuccessNeitherFailsNorRedoes() throws Exception {
+    List<TaskManifest> tasks = tasks(2, 5);
+    store.failFrom(RequestType.PUT_OBJECT, 2, ErrorKind.TRANSIENT); // the _SUCCESS write
+    assertThatThrownBy(() -> engine().commit(append(tasks))).hasMessageContaining("injected");
+    assertThat(outputKeys()).hasSize(10);
+    store.heal();
+
+    CommitResult first = engine().resume(JOB).orElseThrow();
+    assertThat(first.completed()).isZero();
+    assertThat(first.confirmed()).isEqualTo(10);
+    assertThat(engine().resume(JOB)).isEmpty();
+    assertThat(outputKeys()).hasSize(10);
+  }
+
+  @Test
+  void resumeOfAFinishedJobWhoseCleanupFailedOnlyRemovesRecords() throws Exception {
+    List<TaskManifest> tasks = tasks(1, 2);
+    store.failFrom(RequestType.DELETE_OBJECTS, 1, ErrorKind.TRANSIENT);
+    engine().commit(append(tasks)); // cleanup failure is logged, not thrown
+    assertThat(memory.keys()).anyMatch(k -> k.endsWith("manifest.json"));
+    store.heal();
+
+    var before = memory.counters().snapshot();
+    CommitResult result = engine().resume(JOB).orElseThrow();
+    assertThat(result.completed()).isZero();
+    assertThat(memory.counters().since(before).get(RequestType.COMPLETE_UPLOAD)).isZero();
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+  }
+
+  @Test
+  void resumeOfAJobThatNeverReachedItsCommitPointFindsNothing() throws Exception {
+    tasks(1, 2);
+    assertThat(engine().resume(JOB)).isEmpty();
+    assertThat(outputKeys()).isEmpty();
+  }
+
+  @Test
+  void abortBeforeTheCommitPointLeavesNoObjectNoUploadNoRecord() throws Exception {
+    List<TaskManifest> tasks = tasks(3, 3);
+    JobCommitEngine engine = engine();
+    engine.records().saveTaskManifest(tasks.get(0)); // as MapReduce persists them
+    engine.abort(JOB, tasks.subList(1, 3));
+
+    assertThat(memory.keys()).isEmpty();
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void abortAfterTheCommitPointIsRefused() throws Exception {
+    List<TaskManifest> tasks = tasks(1, 3);
+    store.failFrom(RequestType.COMPLETE_UPLOAD, 1, ErrorKind.FATAL);
+    assertThatThrownBy(() -> engine().commit(append(tasks)));
+    store.heal();
+
+    assertThatThrownBy(() -> engine().abort(JOB, tasks))
+        .isInstanceOf(CommitConflictException.class)
+        .hasMessageContaining("recovery");
+    assertThat(memory.openUploadIds()).hasSize(3);
+  }
+
+  @Test
+  void aKeyWrittenByTwoTaskAttemptsIsRefusedBeforeAnythingHappens() throws Exception {
+    String key = DEST.keyOf("part-0");
+    TaskManifest a = PendingUploads.task(store, JOB, "attempt_0_0", List.of(key));
+    TaskManifest b = PendingUploads.task(store, JOB, "attempt_0_1", List.of(key));
+
+    assertThatThrownBy(() -> engine().commit(append(List.of(a, b))))
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining("attempt_0_0")
+        .hasMessageContaining("attempt_0_1")
+        .hasMessageContaining("s3a://bucket/table/part-0");
+    assertThat(store.calls(RequestType.COMPLETE_UPLOAD)).isZero();
+    assertThat(store.calls(RequestType.PUT_OBJECT)).isZero();
+  }
+
+  @Test
+  void anUploadOutsideTheDestinationIsRefused() throws Exception {
+    TaskManifest outside =
+        PendingUploads.task(store, JOB, "attempt_0_0", List.of("elsewhere/part-0"));
+    assertThatThrownBy(() -> engine().commit(append(List.of(outside))))
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining("s3a://bucket/elsewhere/part-0")
+        .hasMessageContaining("outside");
+    assertThat(store.calls(RequestType.COMPLETE_UPLOAD)).isZero();
+  }
+
+  @Test
+  void aSecondDriverCommittingTheSameJobIsRefused() throws Exception {
+    List<TaskManifest> first = tasks(1, 2);
+    store.failFrom(RequestType.COMPLETE_UPLOAD, 1, ErrorKind.FATAL);
+    assertThatThrownBy(() -> engine().commit(append(first)));
+    store.heal();
+    int completesBefore = store.calls(RequestType.COMPLETE_UPLOAD);
+
+    List<TaskManifest> other =
+        List.of(PendingUploads.task(store, JOB, "attempt_9_0", List.of(DEST.keyOf("other"))));
+    assertThatThrownBy(() -> engine().commit(append(other)))
+        .isInstanceOf(CommitConflictException.class)
+        .hasMessageContaining("already committed");
+    assertThat(store.calls(RequestType.COMPLETE_UPLOAD)).isEqualTo(completesBefore);
+  }
+
+  @Test
+  void aManifestWriteWhoseAnswerWasLostButLandedGoesOn() throws Exception {
+    List<TaskManifest> tasks = tasks(1, 2);
+    store.loseAnswerOf(RequestType.PUT_OBJECT, 1, ErrorKind.TRANSIENT);
+    CommitResult result = engine().commit(append(tasks));
+    assertThat(result.completed()).isEqualTo(2);
+  }
+
+  @Test
+  void aManifestWriteOfUnknownOutcomeCleansNothingUp() throws Exception {
+    List<TaskManifest> tasks = tasks(1, 2);
+    store.failFrom(RequestType.PUT_OBJECT, 1, ErrorKind.TRANSIENT);
+    assertThatThrownBy(() -> engine().commit(append(tasks)))
+        .isInstanceOf(CommitStateUnknownException.class)
+        .hasMessageContaining("recovery");
+    assertThat(store.calls(RequestType.ABORT_UPLOAD)).isZero();
+    assertThat(store.calls(RequestType.DELETE_OBJECTS)).isZero();
+    assertThat(memory.openUploadIds()).hasSize(2);
+  }
+
+  @Test
+  void anUploadLostBeforeResumeIsReportedWithItsPath() throws Exception {
+    List<TaskManifest> tasks = tasks(1, 2);
+    store.failFrom(RequestType.COMPLETE_UPLOAD, 1, ErrorKind.FATAL);
+    assertThatThrownBy(() -> engine().commit(append(tasks)));
+    store.heal();
+    PendingUpload lost = tasks.get(0).uploads().get(1);
+    memory.abortUpload(lost.key(), lost.uploadId());
+
+    assertThatThrownBy(() -> engine().resume(JOB))
+        .isInstanceOf(UploadLostException.class)
+        .hasMessageContaining("s3a://bucket/" + lost.key())
+        .hasMessageContaining("no object");
+  }
+
+  @Test
+  void replaceDeletesOldObjectsOnlyAfterTheCommitPointAndKeepsOtherPrefixes() throws Exception {
+    memory.putObject(DEST.keyOf("p=1/old"), new byte[] {1}, false);
+    memory.putObject(DEST.keyOf("p=2/old"), new byte[] {2}, false);
+    memory.putObject(DEST.keyOf("p=1/part-0"), new byte[] {3}, false);
+    TaskManifest task =
+        PendingUploads.task(store, JOB, "attempt_0_0", List.of(DEST.keyOf("p=1/part-0")));
+    store.failFrom(RequestType.COMPLETE_UPLOAD, 1, ErrorKind.FATAL);
+    JobCommitRequest request =
+        new JobCommitRequest(
+            JOB, "test", ConflictMode.REPLACE, List.of(task), List.of(DEST.keyOf("p=1/")));
+
+    assertThatThrownBy(() -> engine().commit(request));
+    assertThat(memory.keys()).contains(DEST.keyOf("p=1/old")); // not yet deleted
+    store.heal();
+    CommitResult result = engine().resume(JOB).orElseThrow();
+
+    assertThat(result.deleted()).isEqualTo(1);
+    assertThat(memory.keys()).doesNotContain(DEST.keyOf("p=1/old"));
+    assertThat(memory.keys()).contains(DEST.keyOf("p=2/old"));
+    assertThat(memory.content(DEST.keyOf("p=1/part-0")))
+        .isEqualTo(contentOf(DEST.keyOf("p=1/part-0")));
+  }
+
+  @Test
+  void aGarbledManifestInTheStoreIsRefusedWithItsPathAndNothingIsTouched() throws Exception {
+    tasks(1, 2);
+    String key = DEST.keyOf("_writeonce/jobs/" + JOB + "/manifest.json");
+    memory.putObject(key, "{\"format\":\"writeonce.job-manifest\",\"vers".getBytes(), false);
+
+    assertThatThrownBy(() -> engine().resume(JOB))
+        .isInstanceOf(FormatException.class)
+        .hasMessageContaining("s3a://bucket/" + key)
+        .hasMessageContaining("not valid JSON");
+    assertThat(store.calls(RequestType.COMPLETE_UPLOAD)).isZero();
+    assertThat(store.calls(RequestType.DELETE_OBJECTS)).isZero();
+  }
+
+  @Test
+  void progressMetricsAreRecordedForEveryStage() throws Exception {
+    CommitResult result = engine().commit(append(tasks(1, 1)));
+    assertThat(result.stageMillis())
+        .containsKeys("validate", "commit-point", "complete", "replace", "success", "cleanup");
+    assertThat(result.success().metrics()).containsKey("writeonce.stage.complete.millis");
+    assertThat(result.success().metrics()).isNotEqualTo(Map.of());
+  }
+}

@@ -1,0 +1,192 @@
+package dev.writeonce.core.testing;
+
+import dev.writeonce.core.model.Etags;
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.UploadPart;
+import dev.writeonce.core.store.ErrorKind;
+import dev.writeonce.core.store.ObjectInfo;
+import dev.writeonce.core.store.OpenUpload;
+import dev.writeonce.core.store.RequestCounters;
+import dev.writeonce.core.store.RequestType;
+import dev.writeonce.core.store.StoreException;
+import dev.writeonce.core.store.StoreGateway;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A store in memory that behaves as S3 does where the committers depend on it: uploads invisible
+ * until completed, NoSuchUpload after completion or abort, multipart ETags, conditional creates.
+ */
+public final class InMemoryStore implements StoreGateway {
+
+  private record StoredObject(byte[] data, String etag, long modified) {}
+
+  private record Upload(String key, Map<Integer, byte[]> parts, long initiated) {}
+
+  private final String bucket;
+  private final NavigableMap<String, StoredObject> objects = new ConcurrentSkipListMap<>();
+  private final Map<String, Upload> uploads = new ConcurrentHashMap<>();
+  private final RequestCounters counters = new RequestCounters();
+  private final AtomicLong clock = new AtomicLong(1_700_000_000_000L);
+
+  public InMemoryStore(String bucket) {
+    this.bucket = bucket;
+  }
+
+  @Override
+  public String bucket() {
+    return bucket;
+  }
+
+  @Override
+  public RequestCounters counters() {
+    return counters;
+  }
+
+  @Override
+  public String createUpload(String key) {
+    counters.increment(RequestType.CREATE_UPLOAD);
+    String id = UUID.randomUUID().toString();
+    uploads.put(id, new Upload(key, new ConcurrentHashMap<>(), clock.incrementAndGet()));
+    return id;
+  }
+
+  @Override
+  public UploadPart uploadPart(String key, String uploadId, int partNumber, ByteBuffer data)
+      throws StoreException {
+    counters.increment(RequestType.UPLOAD_PART);
+    Upload upload = openUpload(key, uploadId, "UploadPart");
+    byte[] bytes = new byte[data.remaining()];
+    data.get(bytes);
+    upload.parts().put(partNumber, bytes);
+    return new UploadPart(partNumber, Etags.md5Hex(bytes), bytes.length);
+  }
+
+  @Override
+  public String completeUpload(PendingUpload pending) throws StoreException {
+    counters.increment(RequestType.COMPLETE_UPLOAD);
+    Upload upload = openUpload(pending.key(), pending.uploadId(), "CompleteMultipartUpload");
+    ByteArrayOutputStream content = new ByteArrayOutputStream();
+    for (UploadPart part : pending.parts()) {
+      byte[] bytes = upload.parts().get(part.number());
+      if (bytes == null || !Etags.md5Hex(bytes).equals(part.etag())) {
+        throw new StoreException(
+            ErrorKind.FATAL, 400, "InvalidPart " + part.number() + " of " + pending.key(), null);
+      }
+      content.writeBytes(bytes);
+    }
+    uploads.remove(pending.uploadId());
+    String etag = Etags.multipartEtag(pending.parts()).orElseThrow();
+    objects.put(
+        pending.key(), new StoredObject(content.toByteArray(), etag, clock.incrementAndGet()));
+    return etag;
+  }
+
+  @Override
+  public void abortUpload(String key, String uploadId) {
+    counters.increment(RequestType.ABORT_UPLOAD);
+    uploads.remove(uploadId);
+  }
+
+  @Override
+  public List<OpenUpload> listUploads(String key) {
+    counters.increment(RequestType.LIST_UPLOADS);
+    List<OpenUpload> found = new ArrayList<>();
+    uploads.forEach(
+        (id, upload) -> {
+          if (upload.key().equals(key)) {
+            found.add(new OpenUpload(key, id, upload.initiated()));
+          }
+        });
+    return found;
+  }
+
+  @Override
+  public String putObject(String key, byte[] data, boolean ifNoneMatch) throws StoreException {
+    counters.increment(RequestType.PUT_OBJECT);
+    StoredObject object =
+        new StoredObject(data.clone(), Etags.md5Hex(data), clock.incrementAndGet());
+    if (ifNoneMatch) {
+      if (objects.putIfAbsent(key, object) != null) {
+        throw new StoreException(
+            ErrorKind.PRECONDITION_FAILED, 412, "PutObject " + key + ": PreconditionFailed", null);
+      }
+    } else {
+      objects.put(key, object);
+    }
+    return object.etag();
+  }
+
+  @Override
+  public Optional<byte[]> getObject(String key) {
+    counters.increment(RequestType.GET_OBJECT);
+    return Optional.ofNullable(objects.get(key)).map(o -> o.data().clone());
+  }
+
+  @Override
+  public Optional<ObjectInfo> headObject(String key) {
+    counters.increment(RequestType.HEAD_OBJECT);
+    return Optional.ofNullable(objects.get(key)).map(o -> info(key, o));
+  }
+
+  @Override
+  public List<ObjectInfo> listObjects(String prefix) {
+    counters.increment(RequestType.LIST_OBJECTS);
+    List<ObjectInfo> found = new ArrayList<>();
+    for (Map.Entry<String, StoredObject> entry : objects.tailMap(prefix, true).entrySet()) {
+      if (!entry.getKey().startsWith(prefix)) {
+        break;
+      }
+      found.add(info(entry.getKey(), entry.getValue()));
+    }
+    return found;
+  }
+
+  @Override
+  public void deleteObjects(Collection<String> keys) {
+    List<String> all = List.copyOf(keys);
+    for (int start = 0; start < all.size(); start += 1000) {
+      counters.increment(RequestType.DELETE_OBJECTS);
+      all.subList(start, Math.min(all.size(), start + 1000)).forEach(objects::remove);
+    }
+  }
+
+  /** The content of an object, or null; for assertions, not counted. */
+  public byte[] content(String key) {
+    StoredObject object = objects.get(key);
+    return object == null ? null : object.data().clone();
+  }
+
+  /** Every object key, in order; for assertions, not counted. */
+  public List<String> keys() {
+    return new ArrayList<>(objects.keySet());
+  }
+
+  /** Upload ids still open; for assertions, not counted. */
+  public List<String> openUploadIds() {
+    return new ArrayList<>(uploads.keySet());
+  }
+
+  private Upload openUpload(String key, String uploadId, String operation) throws StoreException {
+    Upload upload = uploads.get(uploadId);
+    if (upload == null || !upload.key().equals(key)) {
+      throw new StoreException(
+          ErrorKind.NO_SUCH_UPLOAD, 404, operation + " " + key + ": NoSuchUpload", null);
+    }
+    return upload;
+  }
+
+  private static ObjectInfo info(String key, StoredObject object) {
+    return new ObjectInfo(key, object.data().length, object.etag(), object.modified());
+  }
+}
