@@ -54,9 +54,12 @@ final class StoreErrors {
     if (status == 412 || "PreconditionFailed".equals(code)) {
       return ErrorKind.PRECONDITION_FAILED;
     }
+    if ("NoSuchBucket".equals(code)) {
+      return ErrorKind.FATAL;
+    }
     if (status == 404) {
-      // ListParts and some stores answer NoSuchKey for an upload that is gone.
-      return operation.contains("upload") ? ErrorKind.NO_SUCH_UPLOAD : ErrorKind.NOT_FOUND;
+      // Some stores answer NoSuchKey for an upload that is gone.
+      return operation.contains("Upload") ? ErrorKind.NO_SUCH_UPLOAD : ErrorKind.NOT_FOUND;
     }
     if (status == 429 || status == 503 || status >= 500 || "SlowDown".equals(code)) {
       return ErrorKind.TRANSIENT;
@@ -70,6 +73,9 @@ final class StoreErrors {
   }
 
   private static String hint(ErrorKind kind, int status) {
+    if (status == 404) {
+      return "; check the bucket name and fs.s3a.endpoint";
+    }
     if (status == 403) {
       return "; check the credentials and permissions set under fs.s3a.* for this bucket";
     }

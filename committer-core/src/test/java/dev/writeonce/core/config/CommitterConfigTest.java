@@ -1,0 +1,56 @@
+package dev.writeonce.core.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.core.model.ConflictMode;
+import org.apache.hadoop.conf.Configuration;
+import org.junit.jupiter.api.Test;
+
+class CommitterConfigTest {
+
+  @Test
+  void defaultsArePinned() {
+    assertThat(CommitterConfig.defaults())
+        .isEqualTo(new CommitterConfig(32, 64L << 20, ConflictMode.APPEND, true, 100));
+  }
+
+  @Test
+  void everyKeyIsRead() {
+    Configuration conf = new Configuration(false);
+    conf.set(CommitterConfig.COMMIT_THREADS, "8");
+    conf.set(CommitterConfig.PART_SIZE, "16M");
+    conf.set(CommitterConfig.CONFLICT_MODE, " Replace ");
+    conf.set(CommitterConfig.CONDITIONAL_MANIFEST_WRITE, "false");
+    conf.set(CommitterConfig.SUCCESS_FILE_LIMIT, "0");
+
+    assertThat(CommitterConfig.from(conf))
+        .isEqualTo(new CommitterConfig(8, 16L << 20, ConflictMode.REPLACE, false, 0));
+  }
+
+  @Test
+  void aPartSizeBelowTheStoresMinimumNamesTheKeyAndBounds() {
+    Configuration conf = new Configuration(false);
+    conf.set(CommitterConfig.PART_SIZE, "1M");
+    assertThatThrownBy(() -> CommitterConfig.from(conf))
+        .hasMessageContaining("writeonce.upload.part-size = 1048576")
+        .hasMessageContaining("between 5242880 and 5368709120");
+  }
+
+  @Test
+  void anUnknownConflictModeNamesTheKeyAndTheValidModes() {
+    Configuration conf = new Configuration(false);
+    conf.set(CommitterConfig.CONFLICT_MODE, "overwrite");
+    assertThatThrownBy(() -> CommitterConfig.from(conf))
+        .hasMessageContaining("writeonce.conflict-mode")
+        .hasMessageContaining("fail, append or replace");
+  }
+
+  @Test
+  void zeroThreadsIsRefused() {
+    Configuration conf = new Configuration(false);
+    conf.setInt(CommitterConfig.COMMIT_THREADS, 0);
+    assertThatThrownBy(() -> CommitterConfig.from(conf))
+        .hasMessageContaining("writeonce.commit.threads");
+  }
+}

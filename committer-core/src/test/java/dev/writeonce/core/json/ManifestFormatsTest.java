@@ -1,0 +1,131 @@
+package dev.writeonce.core.json;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.core.model.ConflictMode;
+import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.TaskManifest;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+class ManifestFormatsTest {
+
+  static byte[] golden(String name) throws IOException {
+    try (InputStream in = ManifestFormatsTest.class.getResourceAsStream("/golden/" + name)) {
+      return in.readAllBytes();
+    }
+  }
+
+  private static String text(byte[] bytes) {
+    return new String(bytes, StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void goldenJobManifestOfVersion1LoadsAndWritesBackByteForByte() throws Exception {
+    byte[] golden = golden("job-manifest-v1.json");
+    JobManifest manifest = ManifestFormats.jobManifestFromJson(golden, "golden");
+
+    assertThat(manifest.jobId()).isEqualTo("job_202611220000_0001");
+    assertThat(manifest.destination().bucket()).isEqualTo("warehouse");
+    assertThat(manifest.conflictMode()).isEqualTo(ConflictMode.REPLACE);
+    assertThat(manifest.uploads()).hasSize(2);
+    assertThat(manifest.uploads().get(0).parts()).hasSize(2);
+    assertThat(manifest.totalBytes()).isEqualTo(5_243_981L);
+    assertThat(manifest.deletes())
+        .containsExactly("sales/orders/date=2026-11-01/old-00000.parquet");
+    assertThat(text(ManifestFormats.toJson(manifest))).isEqualTo(text(golden));
+  }
+
+  @Test
+  void goldenTaskManifestOfVersion1LoadsAndWritesBackByteForByte() throws Exception {
+    byte[] golden = golden("task-manifest-v1.json");
+    TaskManifest manifest = ManifestFormats.taskManifestFromJson(golden, "golden");
+
+    assertThat(manifest.taskAttemptId()).isEqualTo("attempt_202611220000_0001_m_000000_0");
+    assertThat(manifest.statistics()).containsEntry("writeonce.files", 1L);
+    assertThat(text(ManifestFormats.toJson(manifest))).isEqualTo(text(golden));
+  }
+
+  @Test
+  void aTruncatedManifestIsRefusedNamingTheFile() throws Exception {
+    byte[] golden = golden("job-manifest-v1.json");
+    byte[] truncated = Arrays.copyOf(golden, golden.length / 2);
+
+    assertThatThrownBy(
+            () -> ManifestFormats.jobManifestFromJson(truncated, "s3a://b/t/manifest.json"))
+        .isInstanceOf(FormatException.class)
+        .hasMessageStartingWith("s3a://b/t/manifest.json: ")
+        .hasMessageContaining("not valid JSON");
+  }
+
+  @Test
+  void aGarbledManifestIsRefusedNamingTheFile() {
+    byte[] garbled = "\u0000\u0001 not json at all".getBytes(StandardCharsets.UTF_8);
+    assertThatThrownBy(() -> ManifestFormats.jobManifestFromJson(garbled, "m.json"))
+        .isInstanceOf(FormatException.class)
+        .hasMessageContaining("m.json")
+        .hasMessageContaining("not valid JSON");
+    assertThatThrownBy(() -> ManifestFormats.jobManifestFromJson("[1,2]".getBytes(), "m.json"))
+        .hasMessageContaining("expected a JSON object");
+    assertThatThrownBy(() -> ManifestFormats.jobManifestFromJson(new byte[0], "m.json"))
+        .hasMessageContaining("empty file");
+  }
+
+  @Test
+  void anUnknownFormatVersionIsRefusedNamingBothVersions() throws Exception {
+    String v2 = text(golden("job-manifest-v1.json")).replace("\"version\" : 1", "\"version\" : 2");
+    assertThatThrownBy(() -> ManifestFormats.jobManifestFromJson(v2.getBytes(), "m.json"))
+        .isInstanceOf(FormatException.class)
+        .hasMessageContaining("m.json")
+        .hasMessageContaining("version 2")
+        .hasMessageContaining("reads version 1");
+  }
+
+  @Test
+  void anotherDocumentIsRefusedAsAJobManifest() throws Exception {
+    assertThatThrownBy(
+            () -> ManifestFormats.jobManifestFromJson(golden("task-manifest-v1.json"), "t.json"))
+        .hasMessageContaining("format is 'writeonce.task-manifest'");
+  }
+
+  @Test
+  void aKeyOutsideTheDestinationIsRefusedNamingTheKey() throws Exception {
+    String outside =
+        text(golden("job-manifest-v1.json"))
+            .replace("sales/orders/date=2026-11-02/part-00001", "finance/ledger/part-00001");
+    assertThatThrownBy(() -> ManifestFormats.jobManifestFromJson(outside.getBytes(), "m.json"))
+        .isInstanceOf(FormatException.class)
+        .hasMessageContaining("m.json")
+        .hasMessageContaining("s3a://warehouse/finance/ledger/part-00001.parquet")
+        .hasMessageContaining("outside the destination");
+  }
+
+  @Test
+  void aPartGapIsRefusedNamingTheUpload() throws Exception {
+    String gap = text(golden("job-manifest-v1.json")).replace("\"number\" : 2", "\"number\" : 3");
+    assertThatThrownBy(() -> ManifestFormats.jobManifestFromJson(gap.getBytes(), "m.json"))
+        .isInstanceOf(FormatException.class)
+        .hasMessageContaining("m.json uploads[0]")
+        .hasMessageContaining("without gaps");
+  }
+
+  @Test
+  void aLengthThatDisagreesWithItsPartsIsRefused() throws Exception {
+    String wrong =
+        text(golden("job-manifest-v1.json")).replace("\"length\" : 77", "\"length\" : 78");
+    assertThatThrownBy(() -> ManifestFormats.jobManifestFromJson(wrong.getBytes(), "m.json"))
+        .hasMessageContaining("declares length 78");
+  }
+
+  @Test
+  void aMissingFieldIsRefusedNamingTheField() throws Exception {
+    String missing =
+        text(golden("task-manifest-v1.json")).replace("\"uploadId\"", "\"uploadIdent\"");
+    assertThatThrownBy(() -> ManifestFormats.taskManifestFromJson(missing.getBytes(), "t.json"))
+        .hasMessageContaining("t.json uploads[0]: missing field 'uploadId'");
+  }
+}
