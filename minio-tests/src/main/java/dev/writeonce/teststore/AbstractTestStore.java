@@ -1,0 +1,85 @@
+package dev.writeonce.teststore;
+
+import java.io.IOException;
+import java.net.URI;
+import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.hadoop.conf.Configuration;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.http.apache.ApacheHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+
+/** What every store shares: S3A settings, an admin client, bucket creation. */
+abstract class AbstractTestStore implements TestStore {
+
+  private final URI endpoint;
+  private final String region;
+  private final String accessKey;
+  private final String secretKey;
+  private final S3Client admin;
+
+  AbstractTestStore(URI endpoint, String region, String accessKey, String secretKey) {
+    this.endpoint = endpoint;
+    this.region = region;
+    this.accessKey = accessKey;
+    this.secretKey = secretKey;
+    this.admin =
+        S3Client.builder()
+            .endpointOverride(endpoint)
+            .region(Region.of(region))
+            .forcePathStyle(true)
+            .credentialsProvider(
+                StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
+            .httpClientBuilder(ApacheHttpClient.builder().maxConnections(64))
+            .build();
+  }
+
+  @Override
+  public URI endpoint() {
+    return endpoint;
+  }
+
+  @Override
+  public S3Client adminClient() {
+    return admin;
+  }
+
+  @Override
+  public String newBucket(String hint) throws IOException {
+    String name =
+        (hint + "-" + Long.toString(ThreadLocalRandom.current().nextLong() >>> 1, 36))
+            .toLowerCase(Locale.ROOT)
+            .replaceAll("[^a-z0-9-]", "-");
+    name = name.length() > 63 ? name.substring(0, 63) : name;
+    try {
+      String bucket = name;
+      admin.createBucket(b -> b.bucket(bucket));
+    } catch (SdkException e) {
+      throw new IOException("could not create bucket " + name + " on " + this, e);
+    }
+    return name;
+  }
+
+  @Override
+  public Configuration configure(Configuration conf) {
+    conf.set("fs.s3a.endpoint", endpoint.toString());
+    conf.set("fs.s3a.endpoint.region", region);
+    conf.setBoolean("fs.s3a.path.style.access", true);
+    conf.setBoolean("fs.s3a.connection.ssl.enabled", "https".equals(endpoint.getScheme()));
+    conf.set(
+        "fs.s3a.aws.credentials.provider", "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider");
+    conf.set("fs.s3a.access.key", accessKey);
+    conf.set("fs.s3a.secret.key", secretKey);
+    conf.setInt("fs.s3a.bucket.probe", 0);
+    conf.setBoolean("fs.s3a.impl.disable.cache", true);
+    return conf;
+  }
+
+  @Override
+  public String toString() {
+    return name() + " at " + endpoint;
+  }
+}

@@ -1,0 +1,78 @@
+package dev.writeonce.teststore;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real single-node Ceph cluster (monitor, memstore OSD, radosgw) started by {@code
+ * scripts/ceph-rgw.sh}, which installs Debian's Ceph packages when they are missing.
+ */
+public final class CephRgw extends AbstractTestStore implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CephRgw.class);
+
+  private final Path stateDir;
+  private final Path script;
+  private final RgwUsageMeter meter;
+
+  private CephRgw(Path script, Path stateDir, Map<String, String> info) {
+    super(
+        URI.create(info.get("endpoint")),
+        info.getOrDefault("region", "us-east-1"),
+        info.get("access_key"),
+        info.get("secret_key"));
+    this.script = script;
+    this.stateDir = stateDir;
+    this.meter = new RgwUsageMeter(Path.of(info.get("conf")), info.get("uid"));
+  }
+
+  static CephRgw start() throws IOException {
+    Path script = ProjectFiles.script("ceph-rgw.sh");
+    Path stateDir = Files.createTempDirectory("writeonce-ceph-");
+    String out =
+        Processes.run(
+            List.of(script.toString(), "start", stateDir.toString()),
+            stateDir.resolve("start.log"),
+            900);
+    Map<String, String> info = new HashMap<>();
+    for (String line : out.split("\n")) {
+      int eq = line.indexOf('=');
+      if (eq > 0) {
+        info.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
+      }
+    }
+    for (String required : List.of("endpoint", "access_key", "secret_key", "uid", "conf")) {
+      if (!info.containsKey(required)) {
+        throw new IOException(
+            script + " start printed no '" + required + "=' line; it printed: " + out);
+      }
+    }
+    LOG.info("Ceph RGW started at {} (state in {})", info.get("endpoint"), stateDir);
+    return new CephRgw(script, stateDir, info);
+  }
+
+  @Override
+  public String name() {
+    return "ceph-rgw";
+  }
+
+  @Override
+  public TrafficMeter meter() {
+    return meter;
+  }
+
+  @Override
+  public void close() throws IOException {
+    adminClient().close();
+    Processes.run(
+        List.of(script.toString(), "stop", stateDir.toString()), stateDir.resolve("stop.log"), 120);
+    Deletes.recursively(stateDir);
+  }
+}

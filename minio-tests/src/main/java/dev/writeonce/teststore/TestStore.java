@@ -1,0 +1,27 @@
+package dev.writeonce.teststore;
+
+import java.io.IOException;
+import java.net.URI;
+import org.apache.hadoop.conf.Configuration;
+import software.amazon.awssdk.services.s3.S3Client;
+
+/** A real S3 endpoint the suite runs against, with a meter of its own counters. */
+public interface TestStore {
+
+  /** A short name for reports: minio, ceph-rgw, external. */
+  String name();
+
+  URI endpoint();
+
+  /** Reads the store's own request and traffic counters. */
+  TrafficMeter meter();
+
+  /** A client for test set-up and checks, outside the code under test. */
+  S3Client adminClient();
+
+  /** Creates a new empty bucket whose name starts with the hint. */
+  String newBucket(String hint) throws IOException;
+
+  /** Adds the {@code fs.s3a.*} settings that reach this store to a Hadoop configuration. */
+  Configuration configure(Configuration conf);
+}
