@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * A real single-node Ceph cluster (monitor, memstore OSD, radosgw) started by {@code
  * scripts/ceph-rgw.sh}, which installs Debian's Ceph packages when they are missing.
  */
-public final class CephRgw extends AbstractTestStore implements AutoCloseable {
+public final class CephRgw extends AbstractTestStore {
 
   private static final Logger LOG = LoggerFactory.getLogger(CephRgw.class);
 

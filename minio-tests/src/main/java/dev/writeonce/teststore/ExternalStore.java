@@ -14,7 +14,7 @@ import java.net.URI;
  *                          endpoint, public) or "rgw-usage:&lt;uid&gt;" (radosgw-admin on this host)
  * </pre>
  */
-public final class ExternalStore extends AbstractTestStore implements AutoCloseable {
+public final class ExternalStore extends AbstractTestStore {
 
   private final TrafficMeter meter;
 

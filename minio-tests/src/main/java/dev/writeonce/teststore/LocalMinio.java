@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * project's pinned build, made once by {@code scripts/provision-minio.sh} and cached; {@code
  * WRITEONCE_MINIO_BINARY} names another binary instead.
  */
-public final class LocalMinio extends AbstractTestStore implements AutoCloseable {
+public final class LocalMinio extends AbstractTestStore {
 
   private static final Logger LOG = LoggerFactory.getLogger(LocalMinio.class);
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);

@@ -6,7 +6,7 @@ import org.apache.hadoop.conf.Configuration;
 import software.amazon.awssdk.services.s3.S3Client;
 
 /** A real S3 endpoint the suite runs against, with a meter of its own counters. */
-public interface TestStore {
+public interface TestStore extends AutoCloseable {
 
   /** A short name for reports: minio, ceph-rgw, external. */
   String name();
@@ -24,4 +24,8 @@ public interface TestStore {
 
   /** Adds the {@code fs.s3a.*} settings that reach this store to a Hadoop configuration. */
   Configuration configure(Configuration conf);
+
+  /** Stops the store, if this process started it, and frees its resources. */
+  @Override
+  void close() throws IOException;
 }

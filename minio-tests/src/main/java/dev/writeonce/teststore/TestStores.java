@@ -9,16 +9,29 @@ import java.io.UncheckedIOException;
  */
 public final class TestStores {
 
-  private static LocalMinio minio;
-  private static CephRgw cephRgw;
-  private static ExternalStore external;
+  private static TestStore minio;
+  private static TestStore cephRgw;
+  private static TestStore external;
 
   private TestStores() {}
 
-  /** A local MinIO server process, provisioned from the pinned version. */
+  /**
+   * A local MinIO server process, provisioned from the pinned version; a container instead when
+   * {@code WRITEONCE_MINIO_MODE=container} and a Docker engine runs.
+   */
   public static synchronized TestStore minio() {
     if (minio == null) {
-      minio = start(LocalMinio::start);
+      String mode = System.getenv().getOrDefault("WRITEONCE_MINIO_MODE", "process");
+      minio =
+          switch (mode) {
+            case "process" -> start(LocalMinio::start);
+            case "container" -> start(ContainerMinio::start);
+            default ->
+                throw new IllegalStateException(
+                    "WRITEONCE_MINIO_MODE="
+                        + mode
+                        + " is not understood: use process or container");
+          };
     }
     return minio;
   }
@@ -39,11 +52,11 @@ public final class TestStores {
     return external;
   }
 
-  private interface Starter<T extends AutoCloseable> {
+  private interface Starter<T extends TestStore> {
     T start() throws IOException;
   }
 
-  private static <T extends AutoCloseable> T start(Starter<T> starter) {
+  private static <T extends TestStore> T start(Starter<T> starter) {
     T store;
     try {
       store = starter.start();
