@@ -13,8 +13,8 @@
 #   scripts/ceph-rgw.sh usage <state-dir>   radosgw-admin usage show JSON for that user
 #
 # Progress and errors go to stderr; daemon logs stay in <state-dir>/log. Missing Ceph binaries are
-# installed from Debian's packages when running as root. The usage log is enabled and flushed every
-# second, so per-category op counts and bytes can be read with `usage` shortly after requests.
+# installed from Debian's packages when running as root. The usage log is enabled and flushed on
+# every request, so per-category op counts and bytes can be read with `usage` once a request returns.
 # Environment: CEPH_RGW_TIMEOUT (seconds to wait for each daemon, default 120).
 set -euo pipefail
 
@@ -84,7 +84,7 @@ free_port() {
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 
-read_pid() { [ -s "$RUN/$1.pid" ] && tr -dc '0-9' < "$RUN/$1.pid" || true; }
+read_pid() { if [ -s "$RUN/$1.pid" ]; then tr -dc '0-9' < "$RUN/$1.pid"; fi; }
 
 ceph_cli() { timeout 20 ceph -c "$CONF" --connect-timeout 10 "$@"; }
 
@@ -94,6 +94,7 @@ spawn() {
   local name="$1"; shift
   setsid "$@" -f </dev/null >>"$LOGDIR/$name.out" 2>&1 &
   echo $! > "$RUN/$name.pid"
+  disown $!  # no job-status noise when the daemon is later killed
 }
 
 # wait_for <daemon name> <log file> <description> <command...>: polls the command until it
@@ -102,7 +103,8 @@ wait_for() {
   local name="$1" logfile="$2" what="$3"; shift 3
   local deadline=$(( $(date +%s) + TIMEOUT )) pid
   pid=$(read_pid "$name")
-  until "$@" >/dev/null 2>&1; do
+  # (The subshell keeps the redirection off the EXIT trap if a signal arrives while polling.)
+  until ("$@") >/dev/null 2>&1; do
     if ! pid_alive "$pid"; then
       die "$name exited before $what; see $logfile (and $LOGDIR/$name.out)"
     fi
@@ -189,7 +191,9 @@ rgw_data = $STATE/rgw
 rgw_frontends = beast endpoint=127.0.0.1:$RGW_PORT
 rgw_enable_usage_log = true
 rgw_usage_log_tick_interval = 1
-rgw_usage_log_flush_threshold = 1
+# RGW flushes when the number of pending (user, bucket, hour) batches exceeds the threshold, so
+# 1 waits for a second bucket or the 1 s tick; 0 writes each request's usage before it returns.
+rgw_usage_log_flush_threshold = 0
 rgw_gc_obj_min_wait = 30
 rgw_gc_processor_period = 30
 rgw_dynamic_resharding = false
@@ -219,7 +223,15 @@ do_start() {
   write_conf
 
   # If anything below fails, do not leave half a cluster running.
-  trap 'rc=$?; if [ $rc -ne 0 ]; then log "start failed; stopping daemons (logs kept in $LOGDIR)"; stop_daemons; fi' EXIT
+  on_exit() {
+    local rc=$?
+    if [ "$rc" -ne 0 ]; then
+      log "start failed; stopping daemons (logs kept in $LOGDIR)"
+      stop_daemons
+    fi
+  }
+  trap on_exit EXIT
+  trap 'exit 1' INT TERM
 
   log "monitor on 127.0.0.1:$MON_PORT"
   ceph-authtool --create-keyring "$STATE/keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
@@ -259,7 +271,7 @@ do_start() {
     echo "uid=$uid"
     echo "conf=$CONF"
   } > "$INFO"
-  trap - EXIT
+  trap - EXIT INT TERM
   log "up in $(( $(date +%s) - started ))s; stop with: $0 stop $STATE"
   cat "$INFO"
 }

@@ -17,7 +17,7 @@ import java.util.Map;
  */
 public final class RgwUsageMeter implements TrafficMeter {
 
-  /** RGW's category names. UploadPart is counted under put_obj, HeadObject under get_obj. */
+  /** RGW's category names, as its usage log reports them. */
   private static final Map<String, S3Api> CATEGORIES =
       Map.ofEntries(
           Map.entry("put_obj", S3Api.PUT_OBJECT),
@@ -32,8 +32,8 @@ public final class RgwUsageMeter implements TrafficMeter {
           Map.entry("delete_obj", S3Api.DELETE_OBJECT),
           Map.entry("multi_object_delete", S3Api.DELETE_OBJECTS));
 
-  private static final long SETTLE_MILLIS = 1500;
-  private static final int MAX_READS = 20;
+  private static final long SETTLE_MILLIS = 300;
+  private static final int MAX_READS = 50;
 
   private final Path conf;
   private final String uid;
