@@ -80,11 +80,6 @@ public final class JobRecords {
     if (!manifest.jobId().equals(jobId)) {
       throw new FormatException(uri(key), "names job " + manifest.jobId() + ", not " + jobId);
     }
-    for (String listed : manifest.uploads().stream().map(u -> u.key()).toList()) {
-      if (!layout.destination().contains(listed)) {
-        throw new FormatException(uri(key), "lists key " + listed + " outside its destination");
-      }
-    }
     if (!manifest.destination().equals(layout.destination())) {
       throw new FormatException(
           uri(key),

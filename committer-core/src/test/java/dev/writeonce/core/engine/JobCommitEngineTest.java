@@ -316,6 +316,27 @@ class JobCommitEngineTest {
   }
 
   @Test
+  void aManifestNamingAWiderDestinationIsRefusedBeforeAnyKeyIsTouched() throws Exception {
+    Destination wider = Destination.of("s3a://bucket/");
+    TaskManifest outside =
+        PendingUploads.task(store, JOB, "attempt_0_0", List.of("finance/ledger/part-0"));
+    String key = DEST.keyOf("_writeonce/jobs/" + JOB + "/manifest.json");
+    memory.putObject(
+        key,
+        dev.writeonce.core.json.ManifestFormats.toJson(
+            new dev.writeonce.core.model.JobManifest(
+                JOB, wider, ConflictMode.APPEND, "test", 0, outside.uploads(), List.of())),
+        false);
+
+    assertThatThrownBy(() -> engine().resume(JOB))
+        .isInstanceOf(FormatException.class)
+        .hasMessageContaining("names destination s3a://bucket/")
+        .hasMessageContaining("refusing to touch keys outside");
+    assertThat(store.calls(RequestType.COMPLETE_UPLOAD)).isZero();
+    assertThat(memory.openUploadIds()).hasSize(1);
+  }
+
+  @Test
   void progressMetricsAreRecordedForEveryStage() throws Exception {
     CommitResult result = engine().commit(append(tasks(1, 1)));
     assertThat(result.stageMillis())
