@@ -15,14 +15,24 @@ import software.amazon.awssdk.services.s3.S3Client;
 /** What every store shares: S3A settings, an admin client, bucket creation. */
 abstract class AbstractTestStore implements TestStore {
 
+  private final String name;
   private final URI endpoint;
+  private final TrafficMeter meter;
   private final String region;
   private final String accessKey;
   private final String secretKey;
   private final S3Client admin;
 
-  AbstractTestStore(URI endpoint, String region, String accessKey, String secretKey) {
+  AbstractTestStore(
+      String name,
+      URI endpoint,
+      TrafficMeter meter,
+      String region,
+      String accessKey,
+      String secretKey) {
+    this.name = name;
     this.endpoint = endpoint;
+    this.meter = meter;
     this.region = region;
     this.accessKey = accessKey;
     this.secretKey = secretKey;
@@ -35,6 +45,16 @@ abstract class AbstractTestStore implements TestStore {
                 StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
             .httpClientBuilder(ApacheHttpClient.builder().maxConnections(64))
             .build();
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public TrafficMeter meter() {
+    return meter;
   }
 
   @Override

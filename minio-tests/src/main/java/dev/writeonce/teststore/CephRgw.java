@@ -20,17 +20,17 @@ public final class CephRgw extends AbstractTestStore {
 
   private final Path stateDir;
   private final Path script;
-  private final RgwUsageMeter meter;
 
   private CephRgw(Path script, Path stateDir, Map<String, String> info) {
     super(
+        "ceph-rgw",
         URI.create(info.get("endpoint")),
+        new RgwUsageMeter(Path.of(info.get("conf")), info.get("uid")),
         info.getOrDefault("region", "us-east-1"),
         info.get("access_key"),
         info.get("secret_key"));
     this.script = script;
     this.stateDir = stateDir;
-    this.meter = new RgwUsageMeter(Path.of(info.get("conf")), info.get("uid"));
   }
 
   static CephRgw start() throws IOException {
@@ -56,16 +56,6 @@ public final class CephRgw extends AbstractTestStore {
     }
     LOG.info("Ceph RGW started at {} (state in {})", info.get("endpoint"), stateDir);
     return new CephRgw(script, stateDir, info);
-  }
-
-  @Override
-  public String name() {
-    return "ceph-rgw";
-  }
-
-  @Override
-  public TrafficMeter meter() {
-    return meter;
   }
 
   @Override

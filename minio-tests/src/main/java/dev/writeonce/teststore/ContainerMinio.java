@@ -15,12 +15,10 @@ public final class ContainerMinio extends AbstractTestStore {
   static final String DEFAULT_IMAGE = "minio/minio:RELEASE.2025-04-22T22-12-26Z";
 
   private final MinIOContainer container;
-  private final MinioMetricsMeter meter;
 
-  private ContainerMinio(MinIOContainer container, String user, String password) {
-    super(URI.create(container.getS3URL()), "us-east-1", user, password);
+  private ContainerMinio(MinIOContainer container, URI endpoint, String user, String password) {
+    super("minio", endpoint, new MinioMetricsMeter(endpoint), "us-east-1", user, password);
     this.container = container;
-    this.meter = new MinioMetricsMeter(endpoint());
   }
 
   static ContainerMinio start() {
@@ -33,17 +31,7 @@ public final class ContainerMinio extends AbstractTestStore {
             .withPassword(password)
             .withEnv("MINIO_PROMETHEUS_AUTH_TYPE", "public");
     container.start();
-    return new ContainerMinio(container, user, password);
-  }
-
-  @Override
-  public String name() {
-    return "minio";
-  }
-
-  @Override
-  public TrafficMeter meter() {
-    return meter;
+    return new ContainerMinio(container, URI.create(container.getS3URL()), user, password);
   }
 
   @Override

@@ -16,12 +16,9 @@ import java.net.URI;
  */
 public final class ExternalStore extends AbstractTestStore {
 
-  private final TrafficMeter meter;
-
   private ExternalStore(
       URI endpoint, String region, String key, String secret, TrafficMeter meter) {
-    super(endpoint, region, key, secret);
-    this.meter = meter;
+    super("external", endpoint, meter, region, key, secret);
   }
 
   static ExternalStore fromEnvironment() throws IOException {
@@ -54,16 +51,6 @@ public final class ExternalStore extends AbstractTestStore {
               + " WRITEONCE_S3_ENDPOINT, _ACCESS_KEY, _SECRET_KEY and _METRICS");
     }
     return value;
-  }
-
-  @Override
-  public String name() {
-    return "external";
-  }
-
-  @Override
-  public TrafficMeter meter() {
-    return meter;
   }
 
   @Override

@@ -29,13 +29,11 @@ public final class LocalMinio extends AbstractTestStore {
 
   private final Process process;
   private final Path dir;
-  private final MinioMetricsMeter meter;
 
   private LocalMinio(Process process, Path dir, URI endpoint, String user, String password) {
-    super(endpoint, "us-east-1", user, password);
+    super("minio", endpoint, new MinioMetricsMeter(endpoint), "us-east-1", user, password);
     this.process = process;
     this.dir = dir;
-    this.meter = new MinioMetricsMeter(endpoint);
   }
 
   /** Provisions the binary if needed and starts a server; close() stops it. */
@@ -82,6 +80,9 @@ public final class LocalMinio extends AbstractTestStore {
     }
     Path script = ProjectFiles.script("provision-minio.sh");
     Path log = Path.of(System.getProperty("java.io.tmpdir"), "writeonce-provision-minio.log");
+    LOG.info(
+        "Provisioning the pinned MinIO server (the first run builds it, about 3 minutes; log: {})",
+        log);
     String out = Processes.run(List.of(script.toString()), log, 1200).trim();
     String[] lines = out.split("\n");
     return Path.of(lines[lines.length - 1]);
@@ -134,16 +135,6 @@ public final class LocalMinio extends AbstractTestStore {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException();
     }
-  }
-
-  @Override
-  public String name() {
-    return "minio";
-  }
-
-  @Override
-  public TrafficMeter meter() {
-    return meter;
   }
 
   @Override
