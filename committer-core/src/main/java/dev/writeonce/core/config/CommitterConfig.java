@@ -13,13 +13,17 @@ import org.apache.hadoop.conf.Configuration;
  * @param conflictMode what a job does about data already under its destination
  * @param conditionalManifestWrite write the job manifest with {@code If-None-Match: *}
  * @param successFileLimit how many file names {@code _SUCCESS} lists
+ * @param taskUploadThreads threads that upload an attempt's files at task commit
+ * @param stagingDir local directory where staging committers' tasks write
  */
 public record CommitterConfig(
     int commitThreads,
     long partSize,
     ConflictMode conflictMode,
     boolean conditionalManifestWrite,
-    int successFileLimit) {
+    int successFileLimit,
+    int taskUploadThreads,
+    String stagingDir) {
 
   /** Prefix of every key of this library. */
   public static final String PREFIX = "writeonce.";
@@ -67,7 +71,28 @@ public record CommitterConfig(
   public static final int SUCCESS_FILE_LIMIT_DEFAULT = 100;
   static final int SUCCESS_FILE_LIMIT_MAX = 100_000;
 
+  /**
+   * Threads that upload a task attempt's files at task commit (staging committers). Each runs one
+   * upload at a time; parts of one file go up one after another.
+   */
+  public static final String TASK_UPLOAD_THREADS = PREFIX + "task.upload.threads";
+
+  public static final int TASK_UPLOAD_THREADS_DEFAULT = 8;
+  static final int TASK_UPLOAD_THREADS_MAX = 256;
+
+  /**
+   * Local directory where tasks of the staging committers write their output before task commit
+   * uploads it. Needs room for the largest task's output.
+   */
+  public static final String STAGING_DIR = PREFIX + "staging.local-dir";
+
+  public static final String STAGING_DIR_DEFAULT = "${hadoop.tmp.dir}/writeonce-staging";
+
   public CommitterConfig {
+    checkRange(TASK_UPLOAD_THREADS, taskUploadThreads, 1, TASK_UPLOAD_THREADS_MAX);
+    if (stagingDir == null || stagingDir.isBlank()) {
+      throw new IllegalArgumentException(STAGING_DIR + " is empty: name a local directory");
+    }
     checkRange(COMMIT_THREADS, commitThreads, 1, COMMIT_THREADS_MAX);
     checkRange(PART_SIZE, partSize, PART_SIZE_MIN, PART_SIZE_MAX);
     checkRange(SUCCESS_FILE_LIMIT, successFileLimit, 0, SUCCESS_FILE_LIMIT_MAX);
@@ -95,7 +120,19 @@ public record CommitterConfig(
         conf.getLongBytes(PART_SIZE, PART_SIZE_DEFAULT),
         conflictMode,
         conf.getBoolean(CONDITIONAL_MANIFEST_WRITE, CONDITIONAL_MANIFEST_WRITE_DEFAULT),
-        conf.getInt(SUCCESS_FILE_LIMIT, SUCCESS_FILE_LIMIT_DEFAULT));
+        conf.getInt(SUCCESS_FILE_LIMIT, SUCCESS_FILE_LIMIT_DEFAULT),
+        conf.getInt(TASK_UPLOAD_THREADS, TASK_UPLOAD_THREADS_DEFAULT),
+        stagingDir(conf));
+  }
+
+  /** The staging directory with Hadoop variables such as {@code hadoop.tmp.dir} expanded. */
+  private static String stagingDir(Configuration conf) {
+    String configured = conf.get(STAGING_DIR);
+    if (configured != null) {
+      return configured.trim();
+    }
+    String tmp = conf.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir"));
+    return tmp + "/writeonce-staging";
   }
 
   private static void checkRange(String key, long value, long min, long max) {

@@ -4,7 +4,12 @@ import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -119,6 +124,23 @@ public final class S3StoreGateway implements StoreGateway {
   public UploadPart uploadPart(String key, String uploadId, int partNumber, ByteBuffer data)
       throws StoreException {
     long size = data.remaining();
+    return uploadPart(key, uploadId, partNumber, size, RequestBody.fromRemainingByteBuffer(data));
+  }
+
+  @Override
+  public UploadPart uploadPart(
+      String key, String uploadId, int partNumber, Path file, long offset, long length)
+      throws StoreException {
+    // A fresh stream per attempt, so the SDK can retry the part by reading the range again.
+    RequestBody body =
+        RequestBody.fromContentProvider(
+            () -> openRange(file, offset, length), length, "application/octet-stream");
+    return uploadPart(key, uploadId, partNumber, length, body);
+  }
+
+  private UploadPart uploadPart(
+      String key, String uploadId, int partNumber, long size, RequestBody body)
+      throws StoreException {
     UploadPartRequest.Builder request;
     try {
       request =
@@ -138,8 +160,18 @@ public final class S3StoreGateway implements StoreGateway {
             RequestType.UPLOAD_PART,
             "UploadPart",
             key,
-            () -> s3.uploadPart(request.build(), RequestBody.fromRemainingByteBuffer(data)).eTag());
+            () -> s3.uploadPart(request.build(), body).eTag());
     return new UploadPart(partNumber, etag, size);
+  }
+
+  private static InputStream openRange(Path file, long offset, long length) {
+    try {
+      FileChannel channel = FileChannel.open(file, StandardOpenOption.READ);
+      channel.position(offset);
+      return new BoundedInputStream(Channels.newInputStream(channel), length);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException("cannot read " + file + " for upload", e);
+    }
   }
 
   @Override
@@ -287,6 +319,23 @@ public final class S3StoreGateway implements StoreGateway {
       }
       throw e;
     }
+  }
+
+  @Override
+  public List<String> listChildren(String prefix, int maxEntries) throws StoreException {
+    ListObjectsV2Request request =
+        ListObjectsV2Request.builder()
+            .bucket(bucket)
+            .prefix(prefix)
+            .delimiter("/")
+            .maxKeys(maxEntries)
+            .build();
+    ListObjectsV2Response page =
+        call(RequestType.LIST_OBJECTS, "ListObjectsV2", prefix, () -> s3.listObjectsV2(request));
+    List<String> children = new ArrayList<>();
+    page.commonPrefixes().forEach(p -> children.add(p.prefix()));
+    page.contents().forEach(o -> children.add(o.key()));
+    return children;
   }
 
   @Override

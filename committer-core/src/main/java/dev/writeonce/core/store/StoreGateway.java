@@ -3,6 +3,7 @@ package dev.writeonce.core.store;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
@@ -23,6 +24,11 @@ public interface StoreGateway {
 
   /** Uploads the remaining bytes of a buffer as one part; returns the part with its ETag. */
   UploadPart uploadPart(String key, String uploadId, int partNumber, ByteBuffer data)
+      throws StoreException;
+
+  /** Uploads a range of a local file as one part, streaming it; returns the part with its ETag. */
+  UploadPart uploadPart(
+      String key, String uploadId, int partNumber, Path file, long offset, long length)
       throws StoreException;
 
   /**
@@ -56,6 +62,12 @@ public interface StoreGateway {
 
   /** The object's metadata, or empty when it does not exist. */
   Optional<ObjectInfo> headObject(String key) throws StoreException;
+
+  /**
+   * The first entries directly under a prefix, in one LIST request with delimiter '/': object keys
+   * and "directory" prefixes (ending in '/'), at most {@code maxEntries} of them.
+   */
+  List<String> listChildren(String prefix, int maxEntries) throws StoreException;
 
   /** Every object under a prefix, in key order, across as many LIST pages as needed. */
   List<ObjectInfo> listObjects(String prefix) throws StoreException;

@@ -12,7 +12,15 @@ class CommitterConfigTest {
   @Test
   void defaultsArePinned() {
     assertThat(CommitterConfig.defaults())
-        .isEqualTo(new CommitterConfig(32, 64L << 20, ConflictMode.APPEND, true, 100));
+        .isEqualTo(
+            new CommitterConfig(
+                32,
+                64L << 20,
+                ConflictMode.APPEND,
+                true,
+                100,
+                8,
+                System.getProperty("java.io.tmpdir") + "/writeonce-staging"));
   }
 
   @Test
@@ -23,9 +31,15 @@ class CommitterConfigTest {
     conf.set(CommitterConfig.CONFLICT_MODE, " Replace ");
     conf.set(CommitterConfig.CONDITIONAL_MANIFEST_WRITE, "false");
     conf.set(CommitterConfig.SUCCESS_FILE_LIMIT, "0");
+    conf.set(CommitterConfig.TASK_UPLOAD_THREADS, "2");
+    conf.set("hadoop.tmp.dir", "/data/tmp");
 
     assertThat(CommitterConfig.from(conf))
-        .isEqualTo(new CommitterConfig(8, 16L << 20, ConflictMode.REPLACE, false, 0));
+        .isEqualTo(
+            new CommitterConfig(
+                8, 16L << 20, ConflictMode.REPLACE, false, 0, 2, "/data/tmp/writeonce-staging"));
+    conf.set(CommitterConfig.STAGING_DIR, " /ssd/staging ");
+    assertThat(CommitterConfig.from(conf).stagingDir()).isEqualTo("/ssd/staging");
   }
 
   @Test

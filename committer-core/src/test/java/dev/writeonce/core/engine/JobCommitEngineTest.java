@@ -38,7 +38,7 @@ class JobCommitEngineTest {
 
   private static CommitterConfig config(int threads) {
     return new CommitterConfig(
-        threads, CommitterConfig.PART_SIZE_DEFAULT, ConflictMode.APPEND, true, 100);
+        threads, CommitterConfig.PART_SIZE_DEFAULT, ConflictMode.APPEND, true, 100, 2, "/tmp");
   }
 
   private List<TaskManifest> tasks(int taskCount, int filesPerTask) throws Exception {

@@ -10,6 +10,7 @@ import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.List;
@@ -123,6 +124,21 @@ public final class FaultInjectingStore implements StoreGateway {
       throws StoreException {
     return call(
         RequestType.UPLOAD_PART, key, () -> delegate.uploadPart(key, uploadId, partNumber, data));
+  }
+
+  @Override
+  public UploadPart uploadPart(
+      String key, String uploadId, int partNumber, Path file, long offset, long length)
+      throws StoreException {
+    return call(
+        RequestType.UPLOAD_PART,
+        key,
+        () -> delegate.uploadPart(key, uploadId, partNumber, file, offset, length));
+  }
+
+  @Override
+  public List<String> listChildren(String prefix, int maxEntries) throws StoreException {
+    return call(RequestType.LIST_OBJECTS, prefix, () -> delegate.listChildren(prefix, maxEntries));
   }
 
   @Override

@@ -11,7 +11,12 @@ import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -70,6 +75,36 @@ public final class InMemoryStore implements StoreGateway {
     data.get(bytes);
     upload.parts().put(partNumber, bytes);
     return new UploadPart(partNumber, Etags.md5Hex(bytes), bytes.length);
+  }
+
+  @Override
+  public UploadPart uploadPart(
+      String key, String uploadId, int partNumber, Path file, long offset, long length)
+      throws StoreException {
+    ByteBuffer range = ByteBuffer.allocate(Math.toIntExact(length));
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+      while (range.hasRemaining() && channel.read(range, offset + range.position()) > 0) {
+        // reads until the range is full
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    range.flip();
+    return uploadPart(key, uploadId, partNumber, range);
+  }
+
+  @Override
+  public List<String> listChildren(String prefix, int maxEntries) {
+    counters.increment(RequestType.LIST_OBJECTS);
+    java.util.TreeSet<String> children = new java.util.TreeSet<>();
+    for (String key : objects.tailMap(prefix, true).keySet()) {
+      if (!key.startsWith(prefix) || children.size() >= maxEntries) {
+        break;
+      }
+      int slash = key.indexOf('/', prefix.length());
+      children.add(slash < 0 ? key : key.substring(0, slash + 1));
+    }
+    return new ArrayList<>(children);
   }
 
   @Override

@@ -1,0 +1,291 @@
+package dev.writeonce.core.committer;
+
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.engine.CommitResult;
+import dev.writeonce.core.engine.InvalidJobException;
+import dev.writeonce.core.engine.JobCommitEngine;
+import dev.writeonce.core.engine.JobCommitRequest;
+import dev.writeonce.core.engine.JobLayout;
+import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.RequestType;
+import dev.writeonce.core.store.S3StoreGateway;
+import dev.writeonce.core.store.StoreGateway;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.JobStatus;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What every committer of this library does the same way in Hadoop's committer protocol: a task
+ * commit persists the attempt's pending uploads as one task manifest in the store; the job commit
+ * reads them, keeps one attempt per task, applies the conflict mode and commits through the {@link
+ * JobCommitEngine}. Subclasses decide only how task output becomes pending uploads.
+ */
+public abstract class MultipartOutputCommitter extends PathOutputCommitter {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MultipartOutputCommitter.class);
+
+  /** Opens the gateway to the destination's bucket; tests give an in-memory store. */
+  public interface StoreOpener {
+    StoreGateway open(Path outputPath, Configuration conf) throws IOException;
+  }
+
+  /** The default: the S3 client of the S3AFileSystem bound to the output path. */
+  public static final StoreOpener S3A =
+      (path, conf) -> S3StoreGateway.forFileSystem(path.getFileSystem(conf));
+
+  private final String name;
+  private final Path outputPath;
+  private final Destination destination;
+  private final CommitterConfig config;
+  private final ConflictPolicy conflicts;
+  private final Configuration conf;
+  private final StoreOpener opener;
+  private StoreGateway store;
+
+  protected MultipartOutputCommitter(
+      String name,
+      Path outputPath,
+      JobContext context,
+      ConflictPolicy conflicts,
+      StoreOpener opener)
+      throws IOException {
+    super(outputPath, context);
+    this.name = name;
+    this.outputPath = outputPath;
+    this.conf = context.getConfiguration();
+    try {
+      this.destination = Destination.of(outputPath.toUri());
+      this.config = CommitterConfig.from(conf);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("committer " + name + " for " + outputPath + ": " + e.getMessage(), e);
+    }
+    this.conflicts = conflicts;
+    this.opener = opener;
+  }
+
+  /** Turns an attempt's output into pending uploads; on failure, aborts what it started. */
+  protected abstract List<PendingUpload> uploadTaskOutput(TaskAttemptContext context)
+      throws IOException;
+
+  /** Prepares an attempt's output location. */
+  protected abstract void prepareTask(TaskAttemptContext context) throws IOException;
+
+  /** Discards an attempt's output: aborts its uploads and frees local space. */
+  protected abstract void discardTaskOutput(TaskAttemptContext context) throws IOException;
+
+  /** Frees what an attempt holds once its manifest is persisted. */
+  protected abstract void releaseTask(TaskAttemptContext context) throws IOException;
+
+  /** Whether an attempt wrote anything worth a task commit. */
+  protected abstract boolean hasTaskOutput(TaskAttemptContext context) throws IOException;
+
+  @Override
+  public Path getOutputPath() {
+    return outputPath;
+  }
+
+  public String name() {
+    return name;
+  }
+
+  protected CommitterConfig config() {
+    return config;
+  }
+
+  protected Destination destination() {
+    return destination;
+  }
+
+  protected synchronized StoreGateway store() throws IOException {
+    if (store == null) {
+      store = opener.open(outputPath, conf);
+    }
+    return store;
+  }
+
+  protected JobCommitEngine engine() throws IOException {
+    return new JobCommitEngine(store(), config, destination);
+  }
+
+  protected static String jobId(JobContext context) {
+    return context.getJobID().toString();
+  }
+
+  protected static String attemptId(TaskAttemptContext context) {
+    return context.getTaskAttemptID().toString();
+  }
+
+  @Override
+  public void setupJob(JobContext context) throws IOException {
+    conflicts.checkAtSetup(store(), new JobLayout(destination), config.conflictMode());
+    LOG.info(
+        "Job {}: committer {} writes to {} in conflict mode {}",
+        jobId(context),
+        name,
+        destination,
+        config.conflictMode().id());
+  }
+
+  @Override
+  public void setupTask(TaskAttemptContext context) throws IOException {
+    prepareTask(context);
+  }
+
+  @Override
+  public boolean needsTaskCommit(TaskAttemptContext context) throws IOException {
+    return hasTaskOutput(context);
+  }
+
+  @Override
+  public void commitTask(TaskAttemptContext context) throws IOException {
+    Map<RequestType, Long> before = store().counters().snapshot();
+    List<PendingUpload> uploads = uploadTaskOutput(context);
+    Map<String, Long> statistics = new LinkedHashMap<>();
+    statistics.put("writeonce.files", (long) uploads.size());
+    statistics.put("writeonce.bytes", uploads.stream().mapToLong(PendingUpload::length).sum());
+    store().counters().since(before).forEach((type, n) -> statistics.put(type.counterName(), n));
+    TaskManifest manifest =
+        new TaskManifest(jobId(context), attemptId(context), uploads, statistics);
+    try {
+      engine().records().saveTaskManifest(manifest);
+    } catch (IOException e) {
+      abortAll(uploads, e);
+      throw e;
+    } finally {
+      releaseTask(context);
+    }
+    LOG.info(
+        "Task {} committed: {} files, {} bytes pending",
+        attemptId(context),
+        uploads.size(),
+        statistics.get("writeonce.bytes"));
+  }
+
+  @Override
+  public void abortTask(TaskAttemptContext context) throws IOException {
+    discardTaskOutput(context);
+  }
+
+  @Override
+  public void commitJob(JobContext context) throws IOException {
+    String jobId = jobId(context);
+    JobCommitEngine engine = engine();
+    List<TaskManifest> selected;
+    List<String> replaced;
+    try {
+      selected = oneAttemptPerTask(engine.records().loadTaskManifests(jobId));
+      replaced =
+          conflicts.replacedPrefixes(store(), engine.layout(), config.conflictMode(), selected);
+    } catch (DestinationConflictException | InvalidJobException e) {
+      abortAfterRefusal(engine, jobId, e);
+      throw e;
+    }
+    try {
+      CommitResult result =
+          engine.commit(
+              new JobCommitRequest(jobId, name, config.conflictMode(), selected, replaced));
+      LOG.info("Job {}: {} files committed by {}", jobId, result.files(), name);
+    } catch (InvalidJobException e) {
+      abortAfterRefusal(engine, jobId, e);
+      throw e;
+    }
+  }
+
+  @Override
+  public void abortJob(JobContext context, JobStatus.State state) throws IOException {
+    String jobId = jobId(context);
+    JobCommitEngine engine = engine();
+    if (store().headObject(engine.layout().jobManifestKey(jobId)).isPresent()) {
+      // The commit point was passed: the job is decided, so finishing it is the only way out.
+      LOG.warn("Job {} is aborted after its commit point: finishing it instead", jobId);
+      Optional<CommitResult> finished = engine.resume(jobId);
+      LOG.info(
+          "Job {} finished during abort: {} files",
+          jobId,
+          finished.map(CommitResult::files).orElse(0));
+      return;
+    }
+    engine.abort(jobId, List.of());
+  }
+
+  /** Aborts uploads, keeping the first failure's context. */
+  protected void abortAll(Collection<PendingUpload> uploads, Exception cause) {
+    for (PendingUpload upload : uploads) {
+      try {
+        store().abortUpload(upload.key(), upload.uploadId());
+      } catch (IOException e) {
+        cause.addSuppressed(e);
+      }
+    }
+  }
+
+  private void abortAfterRefusal(JobCommitEngine engine, String jobId, IOException refusal) {
+    try {
+      engine.abort(jobId, List.of());
+    } catch (IOException e) {
+      refusal.addSuppressed(e);
+    }
+  }
+
+  /**
+   * Keeps the highest attempt of each task. Hadoop lets one attempt of a task commit, but an
+   * attempt whose commit succeeded and was then reported lost can be followed by another; the
+   * earlier attempt's uploads are aborted, so its output never appears.
+   */
+  private List<TaskManifest> oneAttemptPerTask(List<TaskManifest> manifests) throws IOException {
+    Map<String, TaskManifest> byTask = new LinkedHashMap<>();
+    List<TaskManifest> discarded = new ArrayList<>();
+    for (TaskManifest manifest : manifests) {
+      String task = taskOf(manifest.taskAttemptId());
+      TaskManifest other = byTask.get(task);
+      if (other == null) {
+        byTask.put(task, manifest);
+      } else if (attemptNumber(manifest) > attemptNumber(other)) {
+        byTask.put(task, manifest);
+        discarded.add(other);
+      } else {
+        discarded.add(manifest);
+      }
+    }
+    for (TaskManifest loser : discarded) {
+      LOG.warn(
+          "Task attempt {} is superseded by a later attempt: aborting its uploads",
+          loser.taskAttemptId());
+      for (PendingUpload upload : loser.uploads()) {
+        store().abortUpload(upload.key(), upload.uploadId());
+      }
+    }
+    return new ArrayList<>(byTask.values());
+  }
+
+  private static String taskOf(String attemptId) {
+    try {
+      return TaskAttemptID.forName(attemptId).getTaskID().toString();
+    } catch (IllegalArgumentException e) {
+      return attemptId;
+    }
+  }
+
+  private static int attemptNumber(TaskManifest manifest) {
+    try {
+      return TaskAttemptID.forName(manifest.taskAttemptId()).getId();
+    } catch (IllegalArgumentException e) {
+      return 0;
+    }
+  }
+}

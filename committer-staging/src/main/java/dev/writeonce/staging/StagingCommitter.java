@@ -1,0 +1,139 @@
+package dev.writeonce.staging;
+
+import dev.writeonce.core.committer.ConflictPolicy;
+import dev.writeonce.core.committer.MultipartOutputCommitter;
+import dev.writeonce.core.engine.JobCommitContext;
+import dev.writeonce.core.engine.Tasks;
+import dev.writeonce.core.model.PendingUpload;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.stream.Stream;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A staging committer: tasks write to local disk; task commit uploads every file as multipart parts
+ * (several files at once) and completes nothing; the job commit completes them all through the job
+ * manifest. The {@link ConflictPolicy} makes it a directory or a partitioned committer.
+ */
+public final class StagingCommitter extends MultipartOutputCommitter {
+
+  private static final Logger LOG = LoggerFactory.getLogger(StagingCommitter.class);
+
+  private final Path localAttemptDir;
+  private final org.apache.hadoop.fs.Path workPath;
+
+  public StagingCommitter(
+      String name,
+      org.apache.hadoop.fs.Path outputPath,
+      JobContext context,
+      ConflictPolicy conflicts,
+      StoreOpener opener)
+      throws IOException {
+    super(name, outputPath, context, conflicts, opener);
+    String attempt =
+        context instanceof TaskAttemptContext task ? attemptId(task) : "job-" + jobId(context);
+    this.localAttemptDir = Paths.get(config().stagingDir(), jobId(context), attempt);
+    this.workPath = new org.apache.hadoop.fs.Path(localAttemptDir.toUri());
+  }
+
+  /** The local directory where the attempt's output goes; relative paths become keys. */
+  @Override
+  public org.apache.hadoop.fs.Path getWorkPath() {
+    return workPath;
+  }
+
+  @Override
+  protected void prepareTask(TaskAttemptContext context) throws IOException {
+    Files.createDirectories(localAttemptDir);
+  }
+
+  @Override
+  protected boolean hasTaskOutput(TaskAttemptContext context) throws IOException {
+    return !outputFiles().isEmpty();
+  }
+
+  @Override
+  protected List<PendingUpload> uploadTaskOutput(TaskAttemptContext context) throws IOException {
+    List<Path> files = outputFiles();
+    String attempt = attemptId(context);
+    ConcurrentLinkedQueue<PendingUpload> uploaded = new ConcurrentLinkedQueue<>();
+    try (JobCommitContext pool = new JobCommitContext(attempt, config().taskUploadThreads())) {
+      Tasks.runStoppingOnFailure(
+          pool,
+          "uploading task output",
+          files,
+          file -> {
+            String relative = localAttemptDir.relativize(file).toString().replace('\\', '/');
+            uploaded.add(
+                LocalFileUploader.upload(
+                    store(),
+                    destination().keyOf(relative),
+                    file,
+                    Files.size(file),
+                    config().partSize(),
+                    attempt));
+          });
+    } catch (IOException | RuntimeException e) {
+      abortAll(uploaded, e);
+      throw e;
+    }
+    List<PendingUpload> uploads = new ArrayList<>(uploaded);
+    uploads.sort(Comparator.comparing(PendingUpload::key));
+    return uploads;
+  }
+
+  @Override
+  protected void discardTaskOutput(TaskAttemptContext context) throws IOException {
+    deleteLocalOutput();
+  }
+
+  @Override
+  protected void releaseTask(TaskAttemptContext context) throws IOException {
+    deleteLocalOutput();
+  }
+
+  /** The attempt's output files, without the checksum files Hadoop's local filesystem adds. */
+  private List<Path> outputFiles() throws IOException {
+    if (!Files.isDirectory(localAttemptDir)) {
+      return List.of();
+    }
+    try (Stream<Path> paths = Files.walk(localAttemptDir)) {
+      return paths.filter(Files::isRegularFile).filter(p -> !isChecksumFile(p)).sorted().toList();
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
+  }
+
+  private static boolean isChecksumFile(Path file) {
+    String name = file.getFileName().toString();
+    return name.startsWith(".") && name.endsWith(".crc");
+  }
+
+  private void deleteLocalOutput() throws IOException {
+    if (!Files.exists(localAttemptDir)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(localAttemptDir)) {
+      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(path);
+      }
+    }
+    LOG.debug("Deleted local output {}", localAttemptDir);
+    try {
+      Files.deleteIfExists(localAttemptDir.getParent());
+    } catch (DirectoryNotEmptyException othersStillWriting) {
+      // other attempts of the job on this node still use it
+    }
+  }
+}

@@ -1,0 +1,242 @@
+package dev.writeonce.staging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.core.committer.ConflictPolicy;
+import dev.writeonce.core.committer.DestinationConflictException;
+import dev.writeonce.core.committer.WriteonceCommitterFactory;
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.store.ErrorKind;
+import dev.writeonce.core.store.RequestType;
+import dev.writeonce.core.testing.FaultInjectingStore;
+import dev.writeonce.core.testing.InMemoryStore;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.JobID;
+import org.apache.hadoop.mapreduce.JobStatus;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitterFactory;
+import org.apache.hadoop.mapreduce.task.JobContextImpl;
+import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The staging committer through Hadoop's committer protocol, over the in-memory store. */
+class StagingCommitterTest {
+
+  private static final org.apache.hadoop.fs.Path OUT =
+      new org.apache.hadoop.fs.Path("s3a://bucket/table");
+
+  @TempDir Path staging;
+
+  private final InMemoryStore memory = new InMemoryStore("bucket");
+  private final FaultInjectingStore store = new FaultInjectingStore(memory);
+  private Configuration conf;
+  private JobID jobId;
+
+  @BeforeEach
+  void setUp() {
+    conf = new Configuration(false);
+    conf.set(CommitterConfig.STAGING_DIR, staging.toString());
+    jobId = new JobID("20261122", 7);
+  }
+
+  private StagingCommitter committer(JobContext context, ConflictPolicy policy) throws IOException {
+    return new StagingCommitter("test", OUT, context, policy, (path, c) -> store);
+  }
+
+  private TaskAttemptContext attempt(int task, int attempt) {
+    return new TaskAttemptContextImpl(
+        conf,
+        new TaskAttemptID(jobId.getJtIdentifier(), jobId.getId(), TaskType.MAP, task, attempt));
+  }
+
+  private JobContext job() {
+    return new JobContextImpl(conf, jobId);
+  }
+
+  /** Runs an attempt that writes files (relative path = content) and commits it. */
+  private void runTask(ConflictPolicy policy, int task, int attempt, List<String> files)
+      throws IOException {
+    TaskAttemptContext context = attempt(task, attempt);
+    StagingCommitter committer = committer(context, policy);
+    committer.setupTask(context);
+    write(committer, files);
+    assertThat(committer.needsTaskCommit(context)).isTrue();
+    committer.commitTask(context);
+  }
+
+  private static void write(StagingCommitter committer, List<String> files) throws IOException {
+    Path dir = Path.of(committer.getWorkPath().toUri());
+    for (String file : files) {
+      Path target = dir.resolve(file);
+      Files.createDirectories(target.getParent());
+      Files.writeString(target, "data of " + file);
+      Files.writeString(target.resolveSibling("." + target.getFileName() + ".crc"), "crc");
+    }
+  }
+
+  private String content(String key) {
+    byte[] bytes = memory.content(key);
+    return bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
+  }
+
+  private List<String> dataKeys() {
+    return memory.keys().stream()
+        .filter(k -> !k.contains("_writeonce/") && !k.endsWith("_SUCCESS"))
+        .toList();
+  }
+
+  @Test
+  void taskCommitUploadsWithoutCompletingAndJobCommitPublishes() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000", "sub/part-m-00000"));
+    runTask(policy, 1, 0, List.of("part-m-00001"));
+
+    assertThat(dataKeys()).as("nothing visible after task commits").isEmpty();
+    assertThat(memory.openUploadIds()).hasSize(3);
+    assertThat(staging).isEmptyDirectory();
+
+    committer(job(), policy).commitJob(job());
+
+    assertThat(dataKeys())
+        .containsExactly("table/part-m-00000", "table/part-m-00001", "table/sub/part-m-00000");
+    assertThat(content("table/sub/part-m-00000")).isEqualTo("data of sub/part-m-00000");
+    assertThat(memory.openUploadIds()).isEmpty();
+    assertThat(memory.keys()).contains("table/_SUCCESS").noneMatch(k -> k.contains("_writeonce"));
+  }
+
+  @Test
+  void aFailedFirstAttemptLeavesNothingAndTheRetryIsCommittedOnce() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    TaskAttemptContext first = attempt(0, 0);
+    StagingCommitter failing = committer(first, policy);
+    failing.setupTask(first);
+    write(failing, List.of("part-m-00000"));
+    failing.abortTask(first);
+    runTask(policy, 0, 1, List.of("part-m-00000"));
+
+    committer(job(), policy).commitJob(job());
+
+    assertThat(dataKeys()).containsExactly("table/part-m-00000");
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void twoCommittedAttemptsOfOneTaskPublishOnlyTheLater() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+    runTask(policy, 0, 1, List.of("part-m-00000"));
+
+    committer(job(), policy).commitJob(job());
+
+    assertThat(dataKeys()).containsExactly("table/part-m-00000");
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void aFailingPartUploadAbortsEveryUploadOfTheAttemptAndKeepsLocalFiles() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    conf.setInt(CommitterConfig.TASK_UPLOAD_THREADS, 1);
+    store.failOnce(RequestType.UPLOAD_PART, 3, ErrorKind.TRANSIENT);
+    TaskAttemptContext context = attempt(0, 0);
+    StagingCommitter committer = committer(context, policy);
+    committer.setupTask(context);
+    write(committer, List.of("a", "b", "c", "d"));
+
+    assertThatThrownBy(() -> committer.commitTask(context)).hasMessageContaining("injected");
+    assertThat(memory.openUploadIds()).isEmpty();
+    assertThat(Path.of(committer.getWorkPath().toUri()).resolve("d")).exists();
+    committer.abortTask(context);
+    assertThat(staging).isEmptyDirectory();
+  }
+
+  @Test
+  void jobAbortAfterTaskCommitsLeavesNothingVisibleAndNoOpenUpload() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+    runTask(policy, 1, 0, List.of("part-m-00001"));
+
+    committer(job(), policy).abortJob(job(), JobStatus.State.FAILED);
+
+    assertThat(memory.keys()).isEmpty();
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void failModeRefusesADestinationWithDataAtJobSetupNamingPathAndSetting() throws Exception {
+    conf.set(CommitterConfig.CONFLICT_MODE, "fail");
+    memory.putObject("table/old", new byte[] {1}, false);
+
+    assertThatThrownBy(() -> committer(job(), ConflictPolicy.directory()).setupJob(job()))
+        .isInstanceOf(DestinationConflictException.class)
+        .hasMessageContaining("s3a://bucket/table/")
+        .hasMessageContaining("writeonce.conflict-mode");
+  }
+
+  @Test
+  void partitionedReplaceReplacesOnlyWrittenPartitions() throws Exception {
+    conf.set(CommitterConfig.CONFLICT_MODE, "replace");
+    memory.putObject("table/day=1/old", new byte[] {1}, false);
+    memory.putObject("table/day=9/old", new byte[] {9}, false);
+    ConflictPolicy policy = ConflictPolicy.partitioned();
+    runTask(policy, 0, 0, List.of("day=1/part-0", "day=2/part-0"));
+
+    committer(job(), policy).commitJob(job());
+
+    assertThat(dataKeys())
+        .containsExactly("table/day=1/part-0", "table/day=2/part-0", "table/day=9/old");
+  }
+
+  @Test
+  void partitionedFailRefusesAnExistingPartitionAndAbortsTheJob() throws Exception {
+    conf.set(CommitterConfig.CONFLICT_MODE, "fail");
+    memory.putObject("table/day=1/old", new byte[] {1}, false);
+    ConflictPolicy policy = ConflictPolicy.partitioned();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("day=1/part-0", "day=2/part-0"));
+
+    assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
+        .isInstanceOf(DestinationConflictException.class)
+        .hasMessageContaining("s3a://bucket/table/day=1/");
+    assertThat(dataKeys()).containsExactly("table/day=1/old");
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void partitionedAppendKeepsOldFiles() throws Exception {
+    memory.putObject("table/day=1/old", new byte[] {1}, false);
+    ConflictPolicy policy = ConflictPolicy.partitioned();
+    runTask(policy, 0, 0, List.of("day=1/part-0"));
+
+    committer(job(), policy).commitJob(job());
+
+    assertThat(dataKeys()).containsExactly("table/day=1/old", "table/day=1/part-0");
+  }
+
+  @Test
+  void theFactorySelectsTheCommitterByName() throws Exception {
+    conf.set(WriteonceCommitterFactory.COMMITTER, "partitioned");
+    conf.set(
+        PathOutputCommitterFactory.COMMITTER_FACTORY_SCHEME_PATTERN.replace("%s", "s3a"),
+        WriteonceCommitterFactory.class.getName());
+    var committer = PathOutputCommitterFactory.createCommitter(OUT, attempt(0, 0));
+    assertThat(committer).isInstanceOf(StagingCommitter.class);
+    assertThat(((StagingCommitter) committer).name()).isEqualTo("partitioned");
+
+    conf.set(WriteonceCommitterFactory.COMMITTER, "nonesuch");
+    assertThatThrownBy(() -> PathOutputCommitterFactory.createCommitter(OUT, attempt(0, 0)))
+        .hasMessageContaining("writeonce.committer=nonesuch")
+        .hasMessageContaining("directory, partitioned");
+  }
+}
