@@ -1,0 +1,408 @@
+package dev.writeonce.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.json.SuccessDataFormat;
+import dev.writeonce.core.model.Etags;
+import dev.writeonce.core.model.SuccessData;
+import dev.writeonce.core.model.UploadPart;
+import dev.writeonce.core.store.S3StoreGateway;
+import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.TestStore;
+import dev.writeonce.teststore.Traffic;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.JobID;
+import org.apache.hadoop.mapreduce.JobStatus;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitter;
+import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitterFactory;
+import org.apache.hadoop.mapreduce.task.JobContextImpl;
+import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.core.ResponseInputStream;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/**
+ * The staging committers with real Hadoop MapReduce jobs (LocalJobRunner) and, where the runner
+ * cannot produce the situation (task retries, a job abort after task commits), Hadoop's committer
+ * protocol driven step by step. Every count comes from the store's own meter.
+ */
+abstract class AbstractStagingCommitterIT {
+
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(AbstractStagingCommitterIT.class);
+
+  /** Task commit: one PUT of the task manifest. */
+  static final int REQUESTS_PER_TASK = 1;
+
+  /**
+   * Job: output check (HEAD + LIST), LIST + one GET per task manifest at job commit, PUT of the job
+   * manifest and _SUCCESS, LIST + DELETE of the records. The GETs are counted per task.
+   */
+  static final int REQUESTS_PER_JOB = 8;
+
+  protected abstract TestStore store();
+
+  @TempDir Path scratch;
+
+  private String bucket;
+  private FileSystem fs;
+  private StoreGateway gateway;
+
+  @BeforeEach
+  void setUp() throws IOException {
+    bucket = store().newBucket("staging");
+    fs =
+        FileSystem.newInstance(
+            URI.create("s3a://" + bucket + "/"), store().configure(new Configuration()));
+    gateway = S3StoreGateway.forFileSystem(fs);
+  }
+
+  @AfterEach
+  void tearDown() throws IOException {
+    fs.close();
+  }
+
+  private String uri(String path) {
+    return "s3a://" + bucket + "/" + path;
+  }
+
+  private List<String> keys(String prefix) {
+    return store()
+        .adminClient()
+        .listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix))
+        .contents()
+        .stream()
+        .map(S3Object::key)
+        .toList();
+  }
+
+  private String read(String key) throws IOException {
+    try (ResponseInputStream<GetObjectResponse> in =
+        store().adminClient().getObject(b -> b.bucket(bucket).key(key))) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  private List<String> lines(List<String> keys) throws IOException {
+    List<String> all = new ArrayList<>();
+    for (String key : keys) {
+      all.addAll(Arrays.asList(read(key).split("\n")));
+    }
+    all.sort(null);
+    return all;
+  }
+
+  private List<String> openUploads(List<String> keys) throws IOException {
+    List<String> open = new ArrayList<>();
+    for (String key : keys) {
+      if (!gateway.listUploads(key).isEmpty()) {
+        open.add(key);
+      }
+    }
+    return open;
+  }
+
+  private static List<String> sorted(List<String> lines) {
+    List<String> copy = new ArrayList<>(lines);
+    copy.sort(null);
+    return copy;
+  }
+
+  @Test
+  void eightMapTasksThroughTheFactoryWriteEveryByteOnce() throws Exception {
+    List<String> input = MapReduceJobs.writeInput(scratch.resolve("in"), 8, 500, false);
+    Configuration conf = MapReduceJobs.configuration(store(), "directory", scratch);
+    Job job = MapReduceJobs.copyJob(conf, scratch.resolve("in"), uri("out"));
+
+    Traffic before = store().meter().read();
+    assertThat(job.waitForCompletion(false)).as("job succeeded").isTrue();
+    Traffic traffic = store().meter().read().minus(before);
+    LOG.info(
+        "{}: 8-task MapReduce job through the directory committer: {}", store().name(), traffic);
+
+    List<String> outputs = keys("out/part-");
+    assertThat(outputs).hasSize(8);
+    assertThat(lines(outputs)).isEqualTo(sorted(input));
+    long outputBytes = outputs.stream().mapToLong(k -> headSize(k)).sum();
+
+    assertThat(traffic.requests(S3Api.COPY_OBJECT)).isZero();
+    assertThat(traffic.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(8);
+    assertThat(traffic.totalRequests())
+        .as("requests: %s", traffic)
+        .isLessThanOrEqualTo(3L * 8 + (REQUESTS_PER_TASK + 1) * 8L + REQUESTS_PER_JOB);
+    assertThat(traffic.bytesReceived()).isGreaterThanOrEqualTo(outputBytes);
+    assertThat(openUploads(outputs)).isEmpty();
+    assertThat(keys("out/_writeonce/")).isEmpty();
+
+    SuccessData success =
+        SuccessDataFormat.fromJson(
+            read("out/_SUCCESS").getBytes(StandardCharsets.UTF_8), "_SUCCESS");
+    assertThat(success.committer()).isEqualTo("directory");
+    assertThat(success.filenames()).hasSize(8).allMatch(n -> n.startsWith(uri("out/part-m-")));
+    assertThat(success.metrics())
+        .containsEntry("writeonce.files", 8L)
+        .containsEntry("writeonce.bytes", outputBytes);
+    assertThat(success.counters()).containsEntry("writeonce.requests.complete_upload", 8L);
+  }
+
+  private long headSize(String key) {
+    return store().adminClient().headObject(b -> b.bucket(bucket).key(key)).contentLength();
+  }
+
+  // ---- Hadoop's committer protocol, step by step ----
+
+  private final JobID jobId = new JobID("2026112201", 3);
+
+  private Configuration protocolConf(String committer) {
+    Configuration conf = MapReduceJobs.configuration(store(), committer, scratch);
+    conf.set("mapreduce.output.fileoutputformat.outputdir", uri("out"));
+    return conf;
+  }
+
+  private PathOutputCommitter committer(Configuration conf, TaskAttemptContext context)
+      throws IOException {
+    return PathOutputCommitterFactory.createCommitter(
+        new org.apache.hadoop.fs.Path(uri("out")), context);
+  }
+
+  private TaskAttemptContext attempt(Configuration conf, int task, int attempt) {
+    return new TaskAttemptContextImpl(
+        conf,
+        new TaskAttemptID(jobId.getJtIdentifier(), jobId.getId(), TaskType.MAP, task, attempt));
+  }
+
+  private static void writeLocal(PathOutputCommitter committer, String name, String text)
+      throws IOException {
+    Path file = Path.of(committer.getWorkPath().toUri()).resolve(name);
+    Files.createDirectories(file.getParent());
+    Files.writeString(file, text);
+  }
+
+  @Test
+  void aTaskThatFailsItsFirstAttemptAndSucceedsOnRetryAppearsExactlyOnce() throws Exception {
+    Configuration conf = protocolConf("directory");
+    JobContext job = new JobContextImpl(conf, jobId);
+    committer(conf, attempt(conf, 0, 0)).setupJob(job);
+
+    TaskAttemptContext first = attempt(conf, 0, 0);
+    PathOutputCommitter failing = committer(conf, first);
+    failing.setupTask(first);
+    writeLocal(failing, "part-m-00000", "first attempt\n");
+    failing.abortTask(first);
+
+    TaskAttemptContext retry = attempt(conf, 0, 1);
+    PathOutputCommitter retried = committer(conf, retry);
+    retried.setupTask(retry);
+    writeLocal(retried, "part-m-00000", "second attempt\n");
+    retried.commitTask(retry);
+    committer(conf, attempt(conf, 0, 0)).commitJob(job);
+
+    assertThat(keys("out/part-")).containsExactly("out/part-m-00000");
+    assertThat(read("out/part-m-00000")).isEqualTo("second attempt\n");
+    assertThat(openUploads(List.of("out/part-m-00000"))).isEmpty();
+  }
+
+  @Test
+  void jobAbortAfterSomeTaskCommitsLeavesNothingVisibleAndNoOpenUpload() throws Exception {
+    Configuration conf = protocolConf("directory");
+    JobContext job = new JobContextImpl(conf, jobId);
+    committer(conf, attempt(conf, 0, 0)).setupJob(job);
+    List<String> keys = new ArrayList<>();
+    for (int task = 0; task < 3; task++) {
+      TaskAttemptContext context = attempt(conf, task, 0);
+      PathOutputCommitter committer = committer(conf, context);
+      committer.setupTask(context);
+      writeLocal(committer, "part-m-0000" + task, "task " + task + "\n");
+      committer.commitTask(context);
+      keys.add("out/part-m-0000" + task);
+    }
+
+    Traffic before = store().meter().read();
+    committer(conf, attempt(conf, 0, 0)).abortJob(job, JobStatus.State.FAILED);
+    Traffic abort = store().meter().read().minus(before);
+
+    assertThat(abort.requests(S3Api.ABORT_MULTIPART_UPLOAD)).isEqualTo(3);
+    assertThat(abort.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isZero();
+    assertThat(keys("out/")).isEmpty();
+    assertThat(openUploads(keys)).isEmpty();
+  }
+
+  @Test
+  void a200MiBTaskOutputGoesUpInPartsAndCompletesWithTheMultipartEtag() throws Exception {
+    Configuration conf = protocolConf("directory");
+    conf.set(CommitterConfig.PART_SIZE, "64M");
+    JobContext job = new JobContextImpl(conf, jobId);
+    TaskAttemptContext context = attempt(conf, 0, 0);
+    PathOutputCommitter committer = committer(conf, context);
+    committer.setupJob(job);
+    committer.setupTask(context);
+    Path file = Path.of(committer.getWorkPath().toUri()).resolve("part-m-00000");
+    Files.createDirectories(file.getParent());
+    long size = 200L << 20;
+    List<UploadPart> expectedParts = writeBigFile(file, size, 64 << 20);
+
+    Traffic before = store().meter().read();
+    committer.commitTask(context);
+    Traffic taskCommit = store().meter().read().minus(before);
+    committer.commitJob(job);
+
+    assertThat(taskCommit.bytesReceived()).isBetween(size, size + size / 100);
+    assertThat(headSize("out/part-m-00000")).isEqualTo(size);
+    String etag =
+        Etags.unquote(
+            store().adminClient().headObject(b -> b.bucket(bucket).key("out/part-m-00000")).eTag());
+    assertThat(etag).isEqualTo(Etags.multipartEtag(expectedParts).orElseThrow()).endsWith("-4");
+    assertThat(md5OfObject("out/part-m-00000")).isEqualTo(md5OfFile(expectedParts));
+  }
+
+  private static List<UploadPart> writeBigFile(Path file, long size, int partSize)
+      throws Exception {
+    List<UploadPart> parts = new ArrayList<>();
+    byte[] block = new byte[1 << 20];
+    try (OutputStream out = Files.newOutputStream(file)) {
+      MessageDigest part = MessageDigest.getInstance("MD5");
+      long inPart = 0;
+      for (long written = 0; written < size; written += block.length) {
+        Arrays.fill(block, (byte) (written >>> 20));
+        out.write(block);
+        part.update(block);
+        inPart += block.length;
+        if (inPart == partSize || written + block.length == size) {
+          parts.add(
+              new UploadPart(parts.size() + 1, HexFormat.of().formatHex(part.digest()), inPart));
+          inPart = 0;
+        }
+      }
+    }
+    return parts;
+  }
+
+  /** The MD5 of the whole content, from the blocks the file was made of. */
+  private static String md5OfFile(List<UploadPart> parts) throws Exception {
+    MessageDigest md5 = MessageDigest.getInstance("MD5");
+    byte[] block = new byte[1 << 20];
+    long total = parts.stream().mapToLong(UploadPart::size).sum();
+    for (long written = 0; written < total; written += block.length) {
+      Arrays.fill(block, (byte) (written >>> 20));
+      md5.update(block);
+    }
+    return HexFormat.of().formatHex(md5.digest());
+  }
+
+  private String md5OfObject(String key) throws Exception {
+    MessageDigest md5 = MessageDigest.getInstance("MD5");
+    try (InputStream in = store().adminClient().getObject(b -> b.bucket(bucket).key(key))) {
+      byte[] buffer = new byte[1 << 16];
+      for (int n; (n = in.read(buffer)) > 0; ) {
+        md5.update(buffer, 0, n);
+      }
+    }
+    return HexFormat.of().formatHex(md5.digest());
+  }
+
+  // ---- partitioned output, each conflict mode ----
+
+  private void putObject(String key, String text) {
+    store()
+        .adminClient()
+        .putObject(
+            b -> b.bucket(bucket).key(key),
+            software.amazon.awssdk.core.sync.RequestBody.fromString(text));
+  }
+
+  private Map<String, String> etags(String prefix) {
+    Map<String, String> etags = new TreeMap<>();
+    store()
+        .adminClient()
+        .listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix))
+        .contents()
+        .forEach(o -> etags.put(o.key(), o.eTag()));
+    return etags;
+  }
+
+  private boolean runPartitioned(String mode) throws Exception {
+    MapReduceJobs.writeInput(scratch.resolve("in"), 4, 50, true);
+    Configuration conf = MapReduceJobs.configuration(store(), "partitioned", scratch);
+    conf.set(CommitterConfig.CONFLICT_MODE, mode);
+    return MapReduceJobs.partitionedJob(conf, scratch.resolve("in"), uri("table"))
+        .waitForCompletion(false);
+  }
+
+  private static List<String> newFiles(String partition) {
+    List<String> keys = new ArrayList<>();
+    for (int task = 0; task < 4; task++) {
+      keys.add("table/" + partition + "/part-m-0000" + task + ".txt");
+    }
+    return keys;
+  }
+
+  @Test
+  void partitionedFailModeRefusesAnExistingPartitionAndLeavesTheTableAsItWas() throws Exception {
+    putObject("table/day=1/old.txt", "old\n");
+    Map<String, String> before = etags("table/");
+
+    assertThat(runPartitioned("fail")).as("job fails").isFalse();
+
+    assertThat(etags("table/")).isEqualTo(before);
+    List<String> attempted = new ArrayList<>(newFiles("day=1"));
+    attempted.addAll(newFiles("day=2"));
+    assertThat(openUploads(attempted)).isEmpty();
+  }
+
+  @Test
+  void partitionedAppendModeKeepsOldFilesBesideTheNewOnes() throws Exception {
+    putObject("table/day=1/old.txt", "old\n");
+
+    assertThat(runPartitioned("append")).isTrue();
+
+    List<String> expected = new ArrayList<>(newFiles("day=1"));
+    expected.add("table/day=1/old.txt");
+    expected.addAll(newFiles("day=2"));
+    assertThat(keys("table/day=")).containsExactlyInAnyOrderElementsOf(expected);
+    assertThat(read("table/day=1/old.txt")).isEqualTo("old\n");
+  }
+
+  @Test
+  void partitionedReplaceModeReplacesOnlyThePartitionsWritten() throws Exception {
+    putObject("table/day=1/old.txt", "old\n");
+    putObject("table/day=9/other.txt", "untouched\n");
+    Map<String, String> untouched = etags("table/day=9/");
+
+    Traffic before = store().meter().read();
+    assertThat(runPartitioned("replace")).isTrue();
+    Traffic traffic = store().meter().read().minus(before);
+
+    List<String> expected = new ArrayList<>(newFiles("day=1"));
+    expected.addAll(newFiles("day=2"));
+    expected.add("table/day=9/other.txt");
+    assertThat(keys("table/day=")).containsExactlyInAnyOrderElementsOf(expected);
+    assertThat(etags("table/day=9/")).isEqualTo(untouched);
+    assertThat(traffic.requests(S3Api.COPY_OBJECT)).isZero();
+  }
+}
