@@ -57,12 +57,15 @@ abstract class AbstractStagingCommitterIT {
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(AbstractStagingCommitterIT.class);
 
-  /** Task commit: one PUT of the task manifest. */
-  static final int REQUESTS_PER_TASK = 1;
+  /** Per output file: CreateMultipartUpload, UploadPart (one part), CompleteMultipartUpload. */
+  static final int REQUESTS_PER_FILE = 3;
+
+  /** Per task: the PUT of its manifest at task commit and the GET of it at job commit. */
+  static final int REQUESTS_PER_TASK = 2;
 
   /**
-   * Job: output check (HEAD + LIST), LIST + one GET per task manifest at job commit, PUT of the job
-   * manifest and _SUCCESS, LIST + DELETE of the records. The GETs are counted per task.
+   * Per job: FileOutputFormat's output check (HEAD + LIST), the LIST of task manifests, the PUT of
+   * the job manifest and of _SUCCESS, the LIST and two DeleteObjects of the job's records.
    */
   static final int REQUESTS_PER_JOB = 8;
 
@@ -155,7 +158,7 @@ abstract class AbstractStagingCommitterIT {
     assertThat(traffic.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(8);
     assertThat(traffic.totalRequests())
         .as("requests: %s", traffic)
-        .isLessThanOrEqualTo(3L * 8 + (REQUESTS_PER_TASK + 1) * 8L + REQUESTS_PER_JOB);
+        .isLessThanOrEqualTo(REQUESTS_PER_FILE * 8L + REQUESTS_PER_TASK * 8L + REQUESTS_PER_JOB);
     assertThat(traffic.bytesReceived()).isGreaterThanOrEqualTo(outputBytes);
     assertThat(openUploads(outputs)).isEmpty();
     assertThat(keys("out/_writeonce/")).isEmpty();
