@@ -15,6 +15,8 @@ import org.apache.hadoop.conf.Configuration;
  * @param successFileLimit how many file names {@code _SUCCESS} lists
  * @param taskUploadThreads threads that upload an attempt's files at task commit
  * @param stagingDir local directory where staging committers' tasks write
+ * @param magicBuffersPerStream part buffers one magic writer may hold, filling or uploading
+ * @param magicUploadThreads threads of one filesystem that upload magic writers' parts
  */
 public record CommitterConfig(
     int commitThreads,
@@ -23,7 +25,9 @@ public record CommitterConfig(
     boolean conditionalManifestWrite,
     int successFileLimit,
     int taskUploadThreads,
-    String stagingDir) {
+    String stagingDir,
+    int magicBuffersPerStream,
+    int magicUploadThreads) {
 
   /** Prefix of every key of this library. */
   public static final String PREFIX = "writeonce.";
@@ -88,7 +92,25 @@ public record CommitterConfig(
 
   public static final String STAGING_DIR_DEFAULT = "${hadoop.tmp.dir}/writeonce-staging";
 
+  /**
+   * Part buffers one magic-committer writer may hold at once, the one being filled included. A
+   * writer's memory stays within this many parts ({@code writeonce.upload.part-size} each); when
+   * all are busy uploading, the writer waits.
+   */
+  public static final String MAGIC_BUFFERS_PER_STREAM = PREFIX + "magic.buffers-per-stream";
+
+  public static final int MAGIC_BUFFERS_PER_STREAM_DEFAULT = 2;
+  static final int MAGIC_BUFFERS_PER_STREAM_MAX = 64;
+
+  /** Threads of one filesystem instance that upload the parts of magic-committer writers. */
+  public static final String MAGIC_UPLOAD_THREADS = PREFIX + "magic.upload.threads";
+
+  public static final int MAGIC_UPLOAD_THREADS_DEFAULT = 8;
+  static final int MAGIC_UPLOAD_THREADS_MAX = 256;
+
   public CommitterConfig {
+    checkRange(MAGIC_BUFFERS_PER_STREAM, magicBuffersPerStream, 1, MAGIC_BUFFERS_PER_STREAM_MAX);
+    checkRange(MAGIC_UPLOAD_THREADS, magicUploadThreads, 1, MAGIC_UPLOAD_THREADS_MAX);
     checkRange(TASK_UPLOAD_THREADS, taskUploadThreads, 1, TASK_UPLOAD_THREADS_MAX);
     if (stagingDir == null || stagingDir.isBlank()) {
       throw new IllegalArgumentException(STAGING_DIR + " is empty: name a local directory");
@@ -122,7 +144,9 @@ public record CommitterConfig(
         conf.getBoolean(CONDITIONAL_MANIFEST_WRITE, CONDITIONAL_MANIFEST_WRITE_DEFAULT),
         conf.getInt(SUCCESS_FILE_LIMIT, SUCCESS_FILE_LIMIT_DEFAULT),
         conf.getInt(TASK_UPLOAD_THREADS, TASK_UPLOAD_THREADS_DEFAULT),
-        stagingDir(conf));
+        stagingDir(conf),
+        conf.getInt(MAGIC_BUFFERS_PER_STREAM, MAGIC_BUFFERS_PER_STREAM_DEFAULT),
+        conf.getInt(MAGIC_UPLOAD_THREADS, MAGIC_UPLOAD_THREADS_DEFAULT));
   }
 
   /** The staging directory with Hadoop variables such as {@code hadoop.tmp.dir} expanded. */

@@ -20,7 +20,9 @@ class CommitterConfigTest {
                 true,
                 100,
                 8,
-                System.getProperty("java.io.tmpdir") + "/writeonce-staging"));
+                System.getProperty("java.io.tmpdir") + "/writeonce-staging",
+                2,
+                8));
   }
 
   @Test
@@ -33,11 +35,21 @@ class CommitterConfigTest {
     conf.set(CommitterConfig.SUCCESS_FILE_LIMIT, "0");
     conf.set(CommitterConfig.TASK_UPLOAD_THREADS, "2");
     conf.set("hadoop.tmp.dir", "/data/tmp");
+    conf.set(CommitterConfig.MAGIC_BUFFERS_PER_STREAM, "3");
+    conf.set(CommitterConfig.MAGIC_UPLOAD_THREADS, "4");
 
     assertThat(CommitterConfig.from(conf))
         .isEqualTo(
             new CommitterConfig(
-                8, 16L << 20, ConflictMode.REPLACE, false, 0, 2, "/data/tmp/writeonce-staging"));
+                8,
+                16L << 20,
+                ConflictMode.REPLACE,
+                false,
+                0,
+                2,
+                "/data/tmp/writeonce-staging",
+                3,
+                4));
     conf.set(CommitterConfig.STAGING_DIR, " /ssd/staging ");
     assertThat(CommitterConfig.from(conf).stagingDir()).isEqualTo("/ssd/staging");
   }

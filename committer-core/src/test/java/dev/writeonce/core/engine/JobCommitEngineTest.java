@@ -38,7 +38,15 @@ class JobCommitEngineTest {
 
   private static CommitterConfig config(int threads) {
     return new CommitterConfig(
-        threads, CommitterConfig.PART_SIZE_DEFAULT, ConflictMode.APPEND, true, 100, 2, "/tmp");
+        threads,
+        CommitterConfig.PART_SIZE_DEFAULT,
+        ConflictMode.APPEND,
+        true,
+        100,
+        2,
+        "/tmp",
+        2,
+        2);
   }
 
   private List<TaskManifest> tasks(int taskCount, int filesPerTask) throws Exception {

@@ -1,0 +1,88 @@
+package dev.writeonce.magic;
+
+import dev.writeonce.core.committer.ConflictPolicy;
+import dev.writeonce.core.committer.MultipartOutputCommitter;
+import dev.writeonce.core.model.PendingUpload;
+import java.io.IOException;
+import java.util.List;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+
+/**
+ * The magic committer: tasks write through {@link MagicS3AFileSystem} to a magic work path, and
+ * their data streams as multipart parts to the final keys while they write. Task commit persists
+ * the attempt's pending uploads; the job commit completes them through the job manifest.
+ */
+public final class MagicCommitter extends MultipartOutputCommitter {
+
+  public static final String NAME = "magic";
+
+  private final Path workPath;
+  private final String attemptKey;
+
+  public MagicCommitter(Path outputPath, JobContext context, StoreOpener opener)
+      throws IOException {
+    super(NAME, outputPath, context, ConflictPolicy.directory(), opener);
+    String attempt =
+        context instanceof TaskAttemptContext task ? attemptId(task) : "job-" + jobId(context);
+    String baseKey = MagicPaths.baseKey(destination().prefix(), jobId(context), attempt);
+    this.workPath = new Path(destination().uriOf(baseKey));
+    this.attemptKey = baseKey.substring(0, baseKey.length() - MagicPaths.BASE.length());
+  }
+
+  /** The magic path tasks write under; its files stream to the destination. */
+  @Override
+  public Path getWorkPath() {
+    return workPath;
+  }
+
+  private MagicS3AFileSystem magicFileSystem(JobContext context) throws IOException {
+    FileSystem fs = getOutputPath().getFileSystem(context.getConfiguration());
+    if (fs instanceof MagicS3AFileSystem magic) {
+      return magic;
+    }
+    throw new IOException(
+        "the magic committer needs MagicS3AFileSystem for "
+            + getOutputPath()
+            + ", but the filesystem is "
+            + fs.getClass().getName()
+            + ": set fs.s3a.impl (or fs.s3a.bucket."
+            + destination().bucket()
+            + ".impl) to "
+            + MagicS3AFileSystem.class.getName()
+            + ", or choose writeonce.committer=directory");
+  }
+
+  @Override
+  public void setupJob(JobContext context) throws IOException {
+    magicFileSystem(context);
+    super.setupJob(context);
+  }
+
+  @Override
+  protected void prepareTask(TaskAttemptContext context) throws IOException {
+    magicFileSystem(context);
+  }
+
+  @Override
+  protected boolean hasTaskOutput(TaskAttemptContext context) throws IOException {
+    return magicFileSystem(context).hasPending(attemptKey);
+  }
+
+  @Override
+  protected List<PendingUpload> uploadTaskOutput(TaskAttemptContext context) throws IOException {
+    return magicFileSystem(context).claimAttempt(attemptKey);
+  }
+
+  @Override
+  protected void discardTaskOutput(TaskAttemptContext context) throws IOException {
+    magicFileSystem(context).abortAttempt(attemptKey);
+  }
+
+  @Override
+  protected void releaseTask(TaskAttemptContext context) {
+    // The attempt's uploads were handed over at claim; nothing is held locally.
+  }
+}
