@@ -94,7 +94,6 @@ abstract class AbstractTestStore implements TestStore {
     conf.set("fs.s3a.access.key", accessKey);
     conf.set("fs.s3a.secret.key", secretKey);
     conf.setInt("fs.s3a.bucket.probe", 0);
-    conf.setBoolean("fs.s3a.impl.disable.cache", true);
     return conf;
   }
 

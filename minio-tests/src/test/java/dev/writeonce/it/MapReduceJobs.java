@@ -2,6 +2,8 @@ package dev.writeonce.it;
 
 import dev.writeonce.core.committer.WriteonceCommitterFactory;
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.magic.MagicCommitter;
+import dev.writeonce.magic.MagicS3AFileSystem;
 import dev.writeonce.teststore.TestStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -42,6 +44,9 @@ final class MapReduceJobs {
         "mapreduce.outputcommitter.factory.scheme.s3a", WriteonceCommitterFactory.class.getName());
     conf.set(WriteonceCommitterFactory.COMMITTER, committer);
     conf.set(CommitterConfig.STAGING_DIR, scratch.resolve("writeonce-staging").toString());
+    if (committer.equals(MagicCommitter.NAME)) {
+      conf.set("fs.s3a.impl", MagicS3AFileSystem.class.getName());
+    }
     return conf;
   }
 

@@ -17,15 +17,12 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.mapreduce.Job;
@@ -48,14 +45,14 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
- * The staging committers with real Hadoop MapReduce jobs (LocalJobRunner) and, where the runner
- * cannot produce the situation (task retries, a job abort after task commits), Hadoop's committer
- * protocol driven step by step. Every count comes from the store's own meter.
+ * A committer with real Hadoop MapReduce jobs (LocalJobRunner) and, where the runner cannot produce
+ * the situation (task retries, a job abort after task commits), Hadoop's committer protocol driven
+ * step by step. Every count comes from the store's own meter. One subclass per committer and store.
  */
-abstract class AbstractStagingCommitterIT {
+abstract class AbstractCommitterContractIT {
 
   private static final org.slf4j.Logger LOG =
-      org.slf4j.LoggerFactory.getLogger(AbstractStagingCommitterIT.class);
+      org.slf4j.LoggerFactory.getLogger(AbstractCommitterContractIT.class);
 
   /** Per output file: CreateMultipartUpload, UploadPart (one part), CompleteMultipartUpload. */
   static final int REQUESTS_PER_FILE = 3;
@@ -70,6 +67,14 @@ abstract class AbstractStagingCommitterIT {
   static final int REQUESTS_PER_JOB = 8;
 
   protected abstract TestStore store();
+
+  /** The value of writeonce.committer under test. */
+  protected abstract String committerName();
+
+  /** A MapReduce configuration for the committer under test. */
+  protected Configuration jobConfiguration() {
+    return MapReduceJobs.configuration(store(), committerName(), scratch);
+  }
 
   @TempDir Path scratch;
 
@@ -140,14 +145,17 @@ abstract class AbstractStagingCommitterIT {
   @Test
   void eightMapTasksThroughTheFactoryWriteEveryByteOnce() throws Exception {
     List<String> input = MapReduceJobs.writeInput(scratch.resolve("in"), 8, 500, false);
-    Configuration conf = MapReduceJobs.configuration(store(), "directory", scratch);
+    Configuration conf = jobConfiguration();
     Job job = MapReduceJobs.copyJob(conf, scratch.resolve("in"), uri("out"));
 
     Traffic before = store().meter().read();
     assertThat(job.waitForCompletion(false)).as("job succeeded").isTrue();
     Traffic traffic = store().meter().read().minus(before);
     LOG.info(
-        "{}: 8-task MapReduce job through the directory committer: {}", store().name(), traffic);
+        "{}: 8-task MapReduce job through the {} committer: {}",
+        store().name(),
+        committerName(),
+        traffic);
 
     List<String> outputs = keys("out/part-");
     assertThat(outputs).hasSize(8);
@@ -166,7 +174,7 @@ abstract class AbstractStagingCommitterIT {
     SuccessData success =
         SuccessDataFormat.fromJson(
             read("out/_SUCCESS").getBytes(StandardCharsets.UTF_8), "_SUCCESS");
-    assertThat(success.committer()).isEqualTo("directory");
+    assertThat(success.committer()).isEqualTo(committerName());
     assertThat(success.filenames()).hasSize(8).allMatch(n -> n.startsWith(uri("out/part-m-")));
     assertThat(success.metrics())
         .containsEntry("writeonce.files", 8L)
@@ -182,8 +190,8 @@ abstract class AbstractStagingCommitterIT {
 
   private final JobID jobId = new JobID("2026112201", 3);
 
-  private Configuration protocolConf(String committer) {
-    Configuration conf = MapReduceJobs.configuration(store(), committer, scratch);
+  private Configuration protocolConf() {
+    Configuration conf = jobConfiguration();
     conf.set("mapreduce.output.fileoutputformat.outputdir", uri("out"));
     return conf;
   }
@@ -200,29 +208,32 @@ abstract class AbstractStagingCommitterIT {
         new TaskAttemptID(jobId.getJtIdentifier(), jobId.getId(), TaskType.MAP, task, attempt));
   }
 
-  private static void writeLocal(PathOutputCommitter committer, String name, String text)
+  /** Writes a file at the committer's work path through Hadoop's FileSystem, as a task does. */
+  private static void writeOutput(
+      Configuration conf, PathOutputCommitter committer, String name, String text)
       throws IOException {
-    Path file = Path.of(committer.getWorkPath().toUri()).resolve(name);
-    Files.createDirectories(file.getParent());
-    Files.writeString(file, text);
+    org.apache.hadoop.fs.Path file = new org.apache.hadoop.fs.Path(committer.getWorkPath(), name);
+    try (OutputStream out = file.getFileSystem(conf).create(file, false)) {
+      out.write(text.getBytes(StandardCharsets.UTF_8));
+    }
   }
 
   @Test
   void aTaskThatFailsItsFirstAttemptAndSucceedsOnRetryAppearsExactlyOnce() throws Exception {
-    Configuration conf = protocolConf("directory");
+    Configuration conf = protocolConf();
     JobContext job = new JobContextImpl(conf, jobId);
     committer(conf, attempt(conf, 0, 0)).setupJob(job);
 
     TaskAttemptContext first = attempt(conf, 0, 0);
     PathOutputCommitter failing = committer(conf, first);
     failing.setupTask(first);
-    writeLocal(failing, "part-m-00000", "first attempt\n");
+    writeOutput(conf, failing, "part-m-00000", "first attempt\n");
     failing.abortTask(first);
 
     TaskAttemptContext retry = attempt(conf, 0, 1);
     PathOutputCommitter retried = committer(conf, retry);
     retried.setupTask(retry);
-    writeLocal(retried, "part-m-00000", "second attempt\n");
+    writeOutput(conf, retried, "part-m-00000", "second attempt\n");
     retried.commitTask(retry);
     committer(conf, attempt(conf, 0, 0)).commitJob(job);
 
@@ -233,7 +244,7 @@ abstract class AbstractStagingCommitterIT {
 
   @Test
   void jobAbortAfterSomeTaskCommitsLeavesNothingVisibleAndNoOpenUpload() throws Exception {
-    Configuration conf = protocolConf("directory");
+    Configuration conf = protocolConf();
     JobContext job = new JobContextImpl(conf, jobId);
     committer(conf, attempt(conf, 0, 0)).setupJob(job);
     List<String> keys = new ArrayList<>();
@@ -241,7 +252,7 @@ abstract class AbstractStagingCommitterIT {
       TaskAttemptContext context = attempt(conf, task, 0);
       PathOutputCommitter committer = committer(conf, context);
       committer.setupTask(context);
-      writeLocal(committer, "part-m-0000" + task, "task " + task + "\n");
+      writeOutput(conf, committer, "part-m-0000" + task, "task " + task + "\n");
       committer.commitTask(context);
       keys.add("out/part-m-0000" + task);
     }
@@ -258,24 +269,29 @@ abstract class AbstractStagingCommitterIT {
 
   @Test
   void a200MiBTaskOutputGoesUpInPartsAndCompletesWithTheMultipartEtag() throws Exception {
-    Configuration conf = protocolConf("directory");
+    Configuration conf = protocolConf();
     conf.set(CommitterConfig.PART_SIZE, "64M");
     JobContext job = new JobContextImpl(conf, jobId);
     TaskAttemptContext context = attempt(conf, 0, 0);
     PathOutputCommitter committer = committer(conf, context);
     committer.setupJob(job);
     committer.setupTask(context);
-    Path file = Path.of(committer.getWorkPath().toUri()).resolve("part-m-00000");
-    Files.createDirectories(file.getParent());
+    org.apache.hadoop.fs.Path file =
+        new org.apache.hadoop.fs.Path(committer.getWorkPath(), "part-m-00000");
     long size = 200L << 20;
-    List<UploadPart> expectedParts = writeBigFile(file, size, 64 << 20);
 
     Traffic before = store().meter().read();
+    List<UploadPart> expectedParts;
+    try (OutputStream out = file.getFileSystem(conf).create(file, false)) {
+      expectedParts = writeBigFile(out, size, 64 << 20);
+    }
     committer.commitTask(context);
-    Traffic taskCommit = store().meter().read().minus(before);
+    Traffic written = store().meter().read().minus(before);
     committer.commitJob(job);
 
-    assertThat(taskCommit.bytesReceived()).isBetween(size, size + size / 100);
+    assertThat(written.bytesReceived())
+        .as("bytes the store received")
+        .isBetween(size, size + size / 100);
     assertThat(headSize("out/part-m-00000")).isEqualTo(size);
     String etag =
         Etags.unquote(
@@ -284,11 +300,11 @@ abstract class AbstractStagingCommitterIT {
     assertThat(md5OfObject("out/part-m-00000")).isEqualTo(md5OfFile(expectedParts));
   }
 
-  private static List<UploadPart> writeBigFile(Path file, long size, int partSize)
+  private static List<UploadPart> writeBigFile(OutputStream out, long size, int partSize)
       throws Exception {
     List<UploadPart> parts = new ArrayList<>();
     byte[] block = new byte[1 << 20];
-    try (OutputStream out = Files.newOutputStream(file)) {
+    {
       MessageDigest part = MessageDigest.getInstance("MD5");
       long inPart = 0;
       for (long written = 0; written < size; written += block.length) {
@@ -327,85 +343,5 @@ abstract class AbstractStagingCommitterIT {
       }
     }
     return HexFormat.of().formatHex(md5.digest());
-  }
-
-  // ---- partitioned output, each conflict mode ----
-
-  private void putObject(String key, String text) {
-    store()
-        .adminClient()
-        .putObject(
-            b -> b.bucket(bucket).key(key),
-            software.amazon.awssdk.core.sync.RequestBody.fromString(text));
-  }
-
-  private Map<String, String> etags(String prefix) {
-    Map<String, String> etags = new TreeMap<>();
-    store()
-        .adminClient()
-        .listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix))
-        .contents()
-        .forEach(o -> etags.put(o.key(), o.eTag()));
-    return etags;
-  }
-
-  private boolean runPartitioned(String mode) throws Exception {
-    MapReduceJobs.writeInput(scratch.resolve("in"), 4, 50, true);
-    Configuration conf = MapReduceJobs.configuration(store(), "partitioned", scratch);
-    conf.set(CommitterConfig.CONFLICT_MODE, mode);
-    return MapReduceJobs.partitionedJob(conf, scratch.resolve("in"), uri("table"))
-        .waitForCompletion(false);
-  }
-
-  private static List<String> newFiles(String partition) {
-    List<String> keys = new ArrayList<>();
-    for (int task = 0; task < 4; task++) {
-      keys.add("table/" + partition + "/part-m-0000" + task + ".txt");
-    }
-    return keys;
-  }
-
-  @Test
-  void partitionedFailModeRefusesAnExistingPartitionAndLeavesTheTableAsItWas() throws Exception {
-    putObject("table/day=1/old.txt", "old\n");
-    Map<String, String> before = etags("table/");
-
-    assertThat(runPartitioned("fail")).as("job fails").isFalse();
-
-    assertThat(etags("table/")).isEqualTo(before);
-    List<String> attempted = new ArrayList<>(newFiles("day=1"));
-    attempted.addAll(newFiles("day=2"));
-    assertThat(openUploads(attempted)).isEmpty();
-  }
-
-  @Test
-  void partitionedAppendModeKeepsOldFilesBesideTheNewOnes() throws Exception {
-    putObject("table/day=1/old.txt", "old\n");
-
-    assertThat(runPartitioned("append")).isTrue();
-
-    List<String> expected = new ArrayList<>(newFiles("day=1"));
-    expected.add("table/day=1/old.txt");
-    expected.addAll(newFiles("day=2"));
-    assertThat(keys("table/day=")).containsExactlyInAnyOrderElementsOf(expected);
-    assertThat(read("table/day=1/old.txt")).isEqualTo("old\n");
-  }
-
-  @Test
-  void partitionedReplaceModeReplacesOnlyThePartitionsWritten() throws Exception {
-    putObject("table/day=1/old.txt", "old\n");
-    putObject("table/day=9/other.txt", "untouched\n");
-    Map<String, String> untouched = etags("table/day=9/");
-
-    Traffic before = store().meter().read();
-    assertThat(runPartitioned("replace")).isTrue();
-    Traffic traffic = store().meter().read().minus(before);
-
-    List<String> expected = new ArrayList<>(newFiles("day=1"));
-    expected.addAll(newFiles("day=2"));
-    expected.add("table/day=9/other.txt");
-    assertThat(keys("table/day=")).containsExactlyInAnyOrderElementsOf(expected);
-    assertThat(etags("table/day=9/")).isEqualTo(untouched);
-    assertThat(traffic.requests(S3Api.COPY_OBJECT)).isZero();
   }
 }

@@ -4,10 +4,10 @@ import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.TestStores;
 import org.junit.jupiter.api.Tag;
 
-@Tag("external")
-class ExternalStoreStagingCommitterIT extends AbstractStagingCommitterIT {
+@Tag("ceph-rgw")
+class CephRgwMagicCommitterIT extends AbstractMagicCommitterIT {
   @Override
   protected TestStore store() {
-    return TestStores.external();
+    return TestStores.cephRgw();
   }
 }

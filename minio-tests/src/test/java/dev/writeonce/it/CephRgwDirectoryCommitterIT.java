@@ -5,9 +5,14 @@ import dev.writeonce.teststore.TestStores;
 import org.junit.jupiter.api.Tag;
 
 @Tag("ceph-rgw")
-class CephRgwStagingCommitterIT extends AbstractStagingCommitterIT {
+class CephRgwDirectoryCommitterIT extends AbstractCommitterContractIT {
   @Override
   protected TestStore store() {
     return TestStores.cephRgw();
+  }
+
+  @Override
+  protected String committerName() {
+    return "directory";
   }
 }

@@ -5,9 +5,14 @@ import dev.writeonce.teststore.TestStores;
 import org.junit.jupiter.api.Tag;
 
 @Tag("minio")
-class MinioStagingCommitterIT extends AbstractStagingCommitterIT {
+class MinioDirectoryCommitterIT extends AbstractCommitterContractIT {
   @Override
   protected TestStore store() {
     return TestStores.minio();
+  }
+
+  @Override
+  protected String committerName() {
+    return "directory";
   }
 }

@@ -1,0 +1,81 @@
+package dev.writeonce.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.magic.MagicCommitter;
+import dev.writeonce.magic.MagicOutputStream;
+import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.Traffic;
+import java.util.Arrays;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitter;
+import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitterFactory;
+import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
+import org.junit.jupiter.api.Test;
+
+/** The committer contract for the magic committer, and what only streaming can show. */
+abstract class AbstractMagicCommitterIT extends AbstractCommitterContractIT {
+
+  @Override
+  protected String committerName() {
+    return MagicCommitter.NAME;
+  }
+
+  @Test
+  void a100MiBFileWithFiveMiBPartsUploadsWhileWritingWithinItsBufferBound() throws Exception {
+    String bucket = store().newBucket("magic-stream");
+    Configuration conf = jobConfiguration();
+    conf.set(CommitterConfig.PART_SIZE, "5M");
+    conf.setInt(CommitterConfig.MAGIC_BUFFERS_PER_STREAM, 2);
+    Path out = new Path("s3a://" + bucket + "/out");
+    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
+    TaskAttemptContext context =
+        new TaskAttemptContextImpl(conf, new TaskAttemptID("2026112202", 1, TaskType.MAP, 0, 0));
+    PathOutputCommitter committer = PathOutputCommitterFactory.createCommitter(out, context);
+    committer.setupTask(context);
+    Path file = new Path(committer.getWorkPath(), "part-m-00000");
+    FileSystem fs = file.getFileSystem(conf);
+
+    byte[] block = new byte[1 << 20];
+    Traffic before = store().meter().read();
+    MagicOutputStream magic;
+    try (FSDataOutputStream stream = fs.create(file, false)) {
+      magic = (MagicOutputStream) stream.getWrappedStream();
+      for (int mib = 0; mib < 50; mib++) {
+        Arrays.fill(block, (byte) mib);
+        stream.write(block);
+      }
+      Traffic halfway = store().meter().read().minus(before);
+      // 10 full parts were handed over; with two buffers at most two are still in flight.
+      assertThat(halfway.requests(S3Api.UPLOAD_PART) + halfway.requests(S3Api.PUT_OBJECT))
+          .as("parts the store received before close: %s", halfway)
+          .isGreaterThanOrEqualTo(8);
+      for (int mib = 50; mib < 100; mib++) {
+        Arrays.fill(block, (byte) mib);
+        stream.write(block);
+      }
+    }
+    Traffic written = store().meter().read().minus(before);
+
+    assertThat(magic.peakBufferedBytes()).isLessThanOrEqualTo(2L * (5 << 20));
+    assertThat(written.bytesReceived()).isBetween(100L << 20, (100L << 20) + (1L << 20));
+    assertThat(written.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isZero();
+    assertThat(fs.getFileStatus(file).getLen()).isEqualTo(100L << 20);
+    assertThat(store().adminClient().listObjectsV2(b -> b.bucket(bucket)).keyCount())
+        .as("nothing visible before the job commits")
+        .isZero();
+
+    committer.commitTask(context);
+    committer.commitJob(context);
+    assertThat(
+            store().adminClient().headObject(b -> b.bucket(bucket).key("out/part-m-00000")).eTag())
+        .endsWith("-20\"");
+  }
+}
