@@ -40,9 +40,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import software.amazon.awssdk.core.ResponseInputStream;
-import software.amazon.awssdk.services.s3.model.GetObjectResponse;
-import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
  * A committer with real Hadoop MapReduce jobs (LocalJobRunner) and, where the runner cannot produce
@@ -79,12 +76,14 @@ abstract class AbstractCommitterContractIT {
   @TempDir Path scratch;
 
   private String bucket;
+  private BucketView view;
   private FileSystem fs;
   private StoreGateway gateway;
 
   @BeforeEach
   void setUp() throws IOException {
     bucket = store().newBucket("staging");
+    view = new BucketView(store(), bucket);
     fs =
         FileSystem.newInstance(
             URI.create("s3a://" + bucket + "/"), store().configure(new Configuration()));
@@ -96,44 +95,13 @@ abstract class AbstractCommitterContractIT {
     fs.close();
   }
 
-  private String uri(String path) {
-    return "s3a://" + bucket + "/" + path;
-  }
-
-  private List<String> keys(String prefix) {
-    return store()
-        .adminClient()
-        .listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix))
-        .contents()
-        .stream()
-        .map(S3Object::key)
-        .toList();
-  }
-
-  private String read(String key) throws IOException {
-    try (ResponseInputStream<GetObjectResponse> in =
-        store().adminClient().getObject(b -> b.bucket(bucket).key(key))) {
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-  }
-
   private List<String> lines(List<String> keys) throws IOException {
     List<String> all = new ArrayList<>();
     for (String key : keys) {
-      all.addAll(Arrays.asList(read(key).split("\n")));
+      all.addAll(Arrays.asList(view.read(key).split("\n")));
     }
     all.sort(null);
     return all;
-  }
-
-  private List<String> openUploads(List<String> keys) throws IOException {
-    List<String> open = new ArrayList<>();
-    for (String key : keys) {
-      if (!gateway.listUploads(key).isEmpty()) {
-        open.add(key);
-      }
-    }
-    return open;
   }
 
   private static List<String> sorted(List<String> lines) {
@@ -146,7 +114,7 @@ abstract class AbstractCommitterContractIT {
   void eightMapTasksThroughTheFactoryWriteEveryByteOnce() throws Exception {
     List<String> input = MapReduceJobs.writeInput(scratch.resolve("in"), 8, 500, false);
     Configuration conf = jobConfiguration();
-    Job job = MapReduceJobs.copyJob(conf, scratch.resolve("in"), uri("out"));
+    Job job = MapReduceJobs.copyJob(conf, scratch.resolve("in"), view.uri("out"));
 
     Traffic before = store().meter().read();
     assertThat(job.waitForCompletion(false)).as("job succeeded").isTrue();
@@ -157,10 +125,10 @@ abstract class AbstractCommitterContractIT {
         committerName(),
         traffic);
 
-    List<String> outputs = keys("out/part-");
+    List<String> outputs = view.keys("out/part-");
     assertThat(outputs).hasSize(8);
     assertThat(lines(outputs)).isEqualTo(sorted(input));
-    long outputBytes = outputs.stream().mapToLong(k -> headSize(k)).sum();
+    long outputBytes = outputs.stream().mapToLong(view::size).sum();
 
     assertThat(traffic.requests(S3Api.COPY_OBJECT)).isZero();
     assertThat(traffic.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(8);
@@ -168,22 +136,18 @@ abstract class AbstractCommitterContractIT {
         .as("requests: %s", traffic)
         .isLessThanOrEqualTo(REQUESTS_PER_FILE * 8L + REQUESTS_PER_TASK * 8L + REQUESTS_PER_JOB);
     assertThat(traffic.bytesReceived()).isGreaterThanOrEqualTo(outputBytes);
-    assertThat(openUploads(outputs)).isEmpty();
-    assertThat(keys("out/_writeonce/")).isEmpty();
+    assertThat(view.openUploads(outputs)).isEmpty();
+    assertThat(view.keys("out/_writeonce/")).isEmpty();
 
     SuccessData success =
         SuccessDataFormat.fromJson(
-            read("out/_SUCCESS").getBytes(StandardCharsets.UTF_8), "_SUCCESS");
+            view.read("out/_SUCCESS").getBytes(StandardCharsets.UTF_8), "_SUCCESS");
     assertThat(success.committer()).isEqualTo(committerName());
-    assertThat(success.filenames()).hasSize(8).allMatch(n -> n.startsWith(uri("out/part-m-")));
+    assertThat(success.filenames()).hasSize(8).allMatch(n -> n.startsWith(view.uri("out/part-m-")));
     assertThat(success.metrics())
         .containsEntry("writeonce.files", 8L)
         .containsEntry("writeonce.bytes", outputBytes);
     assertThat(success.counters()).containsEntry("writeonce.requests.complete_upload", 8L);
-  }
-
-  private long headSize(String key) {
-    return store().adminClient().headObject(b -> b.bucket(bucket).key(key)).contentLength();
   }
 
   // ---- Hadoop's committer protocol, step by step ----
@@ -192,14 +156,14 @@ abstract class AbstractCommitterContractIT {
 
   private Configuration protocolConf() {
     Configuration conf = jobConfiguration();
-    conf.set("mapreduce.output.fileoutputformat.outputdir", uri("out"));
+    conf.set("mapreduce.output.fileoutputformat.outputdir", view.uri("out"));
     return conf;
   }
 
   private PathOutputCommitter committer(Configuration conf, TaskAttemptContext context)
       throws IOException {
     return PathOutputCommitterFactory.createCommitter(
-        new org.apache.hadoop.fs.Path(uri("out")), context);
+        new org.apache.hadoop.fs.Path(view.uri("out")), context);
   }
 
   private TaskAttemptContext attempt(Configuration conf, int task, int attempt) {
@@ -237,9 +201,9 @@ abstract class AbstractCommitterContractIT {
     retried.commitTask(retry);
     committer(conf, attempt(conf, 0, 0)).commitJob(job);
 
-    assertThat(keys("out/part-")).containsExactly("out/part-m-00000");
-    assertThat(read("out/part-m-00000")).isEqualTo("second attempt\n");
-    assertThat(openUploads(List.of("out/part-m-00000"))).isEmpty();
+    assertThat(view.keys("out/part-")).containsExactly("out/part-m-00000");
+    assertThat(view.read("out/part-m-00000")).isEqualTo("second attempt\n");
+    assertThat(view.openUploads(List.of("out/part-m-00000"))).isEmpty();
   }
 
   @Test
@@ -263,8 +227,8 @@ abstract class AbstractCommitterContractIT {
 
     assertThat(abort.requests(S3Api.ABORT_MULTIPART_UPLOAD)).isEqualTo(3);
     assertThat(abort.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isZero();
-    assertThat(keys("out/")).isEmpty();
-    assertThat(openUploads(keys)).isEmpty();
+    assertThat(view.keys("out/")).isEmpty();
+    assertThat(view.openUploads(keys)).isEmpty();
   }
 
   @Test
@@ -292,7 +256,7 @@ abstract class AbstractCommitterContractIT {
     assertThat(written.bytesReceived())
         .as("bytes the store received")
         .isBetween(size, size + size / 100);
-    assertThat(headSize("out/part-m-00000")).isEqualTo(size);
+    assertThat(view.size("out/part-m-00000")).isEqualTo(size);
     String etag =
         Etags.unquote(
             store().adminClient().headObject(b -> b.bucket(bucket).key("out/part-m-00000")).eTag());

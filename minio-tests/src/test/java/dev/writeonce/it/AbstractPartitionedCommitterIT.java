@@ -7,19 +7,14 @@ import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import software.amazon.awssdk.core.ResponseInputStream;
-import software.amazon.awssdk.services.s3.model.GetObjectResponse;
-import software.amazon.awssdk.services.s3.model.S3Object;
 
 /** The partitioned staging committer's conflict modes, with real MapReduce jobs. */
 abstract class AbstractPartitionedCommitterIT {
@@ -29,70 +24,19 @@ abstract class AbstractPartitionedCommitterIT {
   @TempDir Path scratch;
 
   private String bucket;
+  private BucketView view;
 
   @BeforeEach
   void setUp() throws IOException {
     bucket = store().newBucket("partitioned");
-  }
-
-  private String uri(String path) {
-    return "s3a://" + bucket + "/" + path;
-  }
-
-  private List<String> keys(String prefix) {
-    return store()
-        .adminClient()
-        .listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix))
-        .contents()
-        .stream()
-        .map(S3Object::key)
-        .toList();
-  }
-
-  private String read(String key) throws IOException {
-    try (ResponseInputStream<GetObjectResponse> in =
-        store().adminClient().getObject(b -> b.bucket(bucket).key(key))) {
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-  }
-
-  private List<String> openUploads(List<String> keys) {
-    List<String> open = new ArrayList<>();
-    for (String key : keys) {
-      if (!store()
-          .adminClient()
-          .listMultipartUploads(b -> b.bucket(bucket).prefix(key))
-          .uploads()
-          .isEmpty()) {
-        open.add(key);
-      }
-    }
-    return open;
-  }
-
-  private void putObject(String key, String text) {
-    store()
-        .adminClient()
-        .putObject(
-            b -> b.bucket(bucket).key(key),
-            software.amazon.awssdk.core.sync.RequestBody.fromString(text));
-  }
-
-  private Map<String, String> etags(String prefix) {
-    Map<String, String> etags = new TreeMap<>();
-    store()
-        .adminClient()
-        .listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix))
-        .contents()
-        .forEach(o -> etags.put(o.key(), o.eTag()));
-    return etags;
+    view = new BucketView(store(), bucket);
   }
 
   private boolean runPartitioned(String mode) throws Exception {
     MapReduceJobs.writeInput(scratch.resolve("in"), 4, 50, true);
     Configuration conf = MapReduceJobs.configuration(store(), "partitioned", scratch);
     conf.set(CommitterConfig.CONFLICT_MODE, mode);
-    return MapReduceJobs.partitionedJob(conf, scratch.resolve("in"), uri("table"))
+    return MapReduceJobs.partitionedJob(conf, scratch.resolve("in"), view.uri("table"))
         .waitForCompletion(false);
   }
 
@@ -106,35 +50,35 @@ abstract class AbstractPartitionedCommitterIT {
 
   @Test
   void partitionedFailModeRefusesAnExistingPartitionAndLeavesTheTableAsItWas() throws Exception {
-    putObject("table/day=1/old.txt", "old\n");
-    Map<String, String> before = etags("table/");
+    view.put("table/day=1/old.txt", "old\n");
+    Map<String, String> before = view.etags("table/");
 
     assertThat(runPartitioned("fail")).as("job fails").isFalse();
 
-    assertThat(etags("table/")).isEqualTo(before);
+    assertThat(view.etags("table/")).isEqualTo(before);
     List<String> attempted = new ArrayList<>(newFiles("day=1"));
     attempted.addAll(newFiles("day=2"));
-    assertThat(openUploads(attempted)).isEmpty();
+    assertThat(view.openUploads(attempted)).isEmpty();
   }
 
   @Test
   void partitionedAppendModeKeepsOldFilesBesideTheNewOnes() throws Exception {
-    putObject("table/day=1/old.txt", "old\n");
+    view.put("table/day=1/old.txt", "old\n");
 
     assertThat(runPartitioned("append")).isTrue();
 
     List<String> expected = new ArrayList<>(newFiles("day=1"));
     expected.add("table/day=1/old.txt");
     expected.addAll(newFiles("day=2"));
-    assertThat(keys("table/day=")).containsExactlyInAnyOrderElementsOf(expected);
-    assertThat(read("table/day=1/old.txt")).isEqualTo("old\n");
+    assertThat(view.keys("table/day=")).containsExactlyInAnyOrderElementsOf(expected);
+    assertThat(view.read("table/day=1/old.txt")).isEqualTo("old\n");
   }
 
   @Test
   void partitionedReplaceModeReplacesOnlyThePartitionsWritten() throws Exception {
-    putObject("table/day=1/old.txt", "old\n");
-    putObject("table/day=9/other.txt", "untouched\n");
-    Map<String, String> untouched = etags("table/day=9/");
+    view.put("table/day=1/old.txt", "old\n");
+    view.put("table/day=9/other.txt", "untouched\n");
+    Map<String, String> untouched = view.etags("table/day=9/");
 
     Traffic before = store().meter().read();
     assertThat(runPartitioned("replace")).isTrue();
@@ -143,8 +87,8 @@ abstract class AbstractPartitionedCommitterIT {
     List<String> expected = new ArrayList<>(newFiles("day=1"));
     expected.addAll(newFiles("day=2"));
     expected.add("table/day=9/other.txt");
-    assertThat(keys("table/day=")).containsExactlyInAnyOrderElementsOf(expected);
-    assertThat(etags("table/day=9/")).isEqualTo(untouched);
+    assertThat(view.keys("table/day=")).containsExactlyInAnyOrderElementsOf(expected);
+    assertThat(view.etags("table/day=9/")).isEqualTo(untouched);
     assertThat(traffic.requests(S3Api.COPY_OBJECT)).isZero();
   }
 }

@@ -1,0 +1,83 @@
+package dev.writeonce.it;
+
+import dev.writeonce.teststore.TestStore;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import software.amazon.awssdk.core.ResponseInputStream;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/** What a test sees of a bucket, through the store's admin client, outside the code under test. */
+final class BucketView {
+
+  private final TestStore store;
+  private final String bucket;
+
+  BucketView(TestStore store, String bucket) {
+    this.store = store;
+    this.bucket = bucket;
+  }
+
+  String uri(String path) {
+    return "s3a://" + bucket + "/" + path;
+  }
+
+  List<String> keys(String prefix) {
+    return store
+        .adminClient()
+        .listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix))
+        .contents()
+        .stream()
+        .map(S3Object::key)
+        .toList();
+  }
+
+  Map<String, String> etags(String prefix) {
+    Map<String, String> etags = new TreeMap<>();
+    store
+        .adminClient()
+        .listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix))
+        .contents()
+        .forEach(o -> etags.put(o.key(), o.eTag()));
+    return etags;
+  }
+
+  String read(String key) throws IOException {
+    try (ResponseInputStream<GetObjectResponse> in =
+        store.adminClient().getObject(b -> b.bucket(bucket).key(key))) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  long size(String key) {
+    return store.adminClient().headObject(b -> b.bucket(bucket).key(key)).contentLength();
+  }
+
+  void put(String key, String text) {
+    store.adminClient().putObject(b -> b.bucket(bucket).key(key), RequestBody.fromString(text));
+  }
+
+  /** Keys with an open upload, asked key by key: MinIO lists uploads of exact keys only. */
+  List<String> openUploads(Collection<String> keys) {
+    List<String> open = new ArrayList<>();
+    for (String key : keys) {
+      boolean any =
+          store
+              .adminClient()
+              .listMultipartUploads(b -> b.bucket(bucket).prefix(key))
+              .uploads()
+              .stream()
+              .anyMatch(u -> u.key().equals(key));
+      if (any) {
+        open.add(key);
+      }
+    }
+    return open;
+  }
+}
