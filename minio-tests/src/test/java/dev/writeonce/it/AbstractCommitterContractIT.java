@@ -9,6 +9,7 @@ import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.UploadPart;
 import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;

@@ -3,6 +3,7 @@ package dev.writeonce.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;

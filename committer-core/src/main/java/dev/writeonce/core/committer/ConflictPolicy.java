@@ -81,6 +81,21 @@ public abstract class ConflictPolicy {
     };
   }
 
+  /**
+   * The partition directories (key prefixes ending in '/') the tasks wrote into, the destination's
+   * top level excepted.
+   */
+  public static List<String> partitionsWritten(Destination destination, List<TaskManifest> tasks) {
+    TreeSet<String> partitions = new TreeSet<>();
+    for (TaskManifest task : tasks) {
+      for (PendingUpload upload : task.uploads()) {
+        partitions.add(upload.key().substring(0, upload.key().lastIndexOf('/') + 1));
+      }
+    }
+    partitions.remove(destination.prefix());
+    return List.copyOf(partitions);
+  }
+
   /** Fails a job whose destination already holds data, in fail mode. */
   abstract void checkAtSetup(StoreGateway store, JobLayout layout, ConflictMode mode)
       throws IOException;

@@ -6,6 +6,7 @@ import dev.writeonce.core.engine.InvalidJobException;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobCommitRequest;
 import dev.writeonce.core.engine.JobLayout;
+import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskManifest;
@@ -151,20 +152,38 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     return hasTaskOutput(context);
   }
 
-  @Override
-  public void commitTask(TaskAttemptContext context) throws IOException {
+  /**
+   * Turns an attempt's output into its task manifest: uploads (staging) or claims (magic) its
+   * pending uploads. Nothing is persisted; {@link #commitTask} persists it for MapReduce, Spark
+   * carries it to the driver in its task commit message.
+   */
+  public TaskManifest taskManifest(TaskAttemptContext context) throws IOException {
     Map<RequestType, Long> before = store().counters().snapshot();
     List<PendingUpload> uploads = uploadTaskOutput(context);
     Map<String, Long> statistics = new LinkedHashMap<>();
     statistics.put("writeonce.files", (long) uploads.size());
     statistics.put("writeonce.bytes", uploads.stream().mapToLong(PendingUpload::length).sum());
     store().counters().since(before).forEach((type, n) -> statistics.put(type.counterName(), n));
-    TaskManifest manifest =
-        new TaskManifest(jobId(context), attemptId(context), uploads, statistics);
+    return new TaskManifest(jobId(context), attemptId(context), uploads, statistics);
+  }
+
+  /**
+   * Commits an attempt whose manifest travels to the driver by other means (Spark's task commit
+   * message): builds the manifest and frees what the attempt holds locally, persisting nothing.
+   */
+  public TaskManifest commitTaskToManifest(TaskAttemptContext context) throws IOException {
+    TaskManifest manifest = taskManifest(context);
+    releaseTask(context);
+    return manifest;
+  }
+
+  @Override
+  public void commitTask(TaskAttemptContext context) throws IOException {
+    TaskManifest manifest = taskManifest(context);
     try {
       engine().records().saveTaskManifest(manifest);
     } catch (IOException e) {
-      abortAll(uploads, e);
+      abortAll(manifest.uploads(), e);
       throw e;
     } finally {
       releaseTask(context);
@@ -172,8 +191,8 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     LOG.info(
         "Task {} committed: {} files, {} bytes pending",
         attemptId(context),
-        uploads.size(),
-        statistics.get("writeonce.bytes"));
+        manifest.uploads().size(),
+        manifest.totalBytes());
   }
 
   @Override
@@ -192,26 +211,49 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
       replaced =
           conflicts.replacedPrefixes(store(), engine.layout(), config.conflictMode(), selected);
     } catch (DestinationConflictException | InvalidJobException e) {
-      abortAfterRefusal(engine, jobId, e);
+      abortAfterRefusal(engine, jobId, List.of(), e);
       throw e;
     }
+    commitJob(jobId, selected, config.conflictMode(), replaced);
+  }
+
+  /**
+   * Commits a job from task manifests handed in, one per task, in the given conflict mode; the job
+   * is aborted when they cannot form a valid commit.
+   */
+  public CommitResult commitJob(
+      String jobId, List<TaskManifest> manifests, ConflictMode mode, List<String> replaced)
+      throws IOException {
+    JobCommitEngine engine = engine();
     try {
       CommitResult result =
-          engine.commit(
-              new JobCommitRequest(jobId, name, config.conflictMode(), selected, replaced));
+          engine.commit(new JobCommitRequest(jobId, name, mode, manifests, replaced));
       LOG.info("Job {}: {} files committed by {}", jobId, result.files(), name);
+      return result;
     } catch (InvalidJobException e) {
-      abortAfterRefusal(engine, jobId, e);
+      abortAfterRefusal(engine, jobId, manifests, e);
       throw e;
     }
   }
 
+  /** The prefixes this committer's conflict policy replaces in the given mode. */
+  public List<String> replacedPrefixes(ConflictMode mode, List<TaskManifest> manifests)
+      throws IOException {
+    return conflicts.replacedPrefixes(store(), new JobLayout(destination), mode, manifests);
+  }
+
   @Override
   public void abortJob(JobContext context, JobStatus.State state) throws IOException {
-    String jobId = jobId(context);
+    abortJob(jobId(context), List.of());
+  }
+
+  /**
+   * Aborts a job with the task manifests the caller knows besides those in the store; a job past
+   * its commit point is finished instead, because its outcome is decided.
+   */
+  public void abortJob(String jobId, List<TaskManifest> known) throws IOException {
     JobCommitEngine engine = engine();
     if (store().headObject(engine.layout().jobManifestKey(jobId)).isPresent()) {
-      // The commit point was passed: the job is decided, so finishing it is the only way out.
       LOG.warn("Job {} is aborted after its commit point: finishing it instead", jobId);
       Optional<CommitResult> finished = engine.resume(jobId);
       LOG.info(
@@ -220,7 +262,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
           finished.map(CommitResult::files).orElse(0));
       return;
     }
-    engine.abort(jobId, List.of());
+    engine.abort(jobId, known);
   }
 
   /** Aborts uploads, keeping the first failure's context. */
@@ -234,9 +276,10 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     }
   }
 
-  private void abortAfterRefusal(JobCommitEngine engine, String jobId, IOException refusal) {
+  private void abortAfterRefusal(
+      JobCommitEngine engine, String jobId, List<TaskManifest> known, IOException refusal) {
     try {
-      engine.abort(jobId, List.of());
+      engine.abort(jobId, known);
     } catch (IOException e) {
       refusal.addSuppressed(e);
     }

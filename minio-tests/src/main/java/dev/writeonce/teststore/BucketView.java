@@ -1,6 +1,5 @@
-package dev.writeonce.it;
+package dev.writeonce.teststore;
 
-import dev.writeonce.teststore.TestStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -14,21 +13,21 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
 /** What a test sees of a bucket, through the store's admin client, outside the code under test. */
-final class BucketView {
+public final class BucketView {
 
   private final TestStore store;
   private final String bucket;
 
-  BucketView(TestStore store, String bucket) {
+  public BucketView(TestStore store, String bucket) {
     this.store = store;
     this.bucket = bucket;
   }
 
-  String uri(String path) {
+  public String uri(String path) {
     return "s3a://" + bucket + "/" + path;
   }
 
-  List<String> keys(String prefix) {
+  public List<String> keys(String prefix) {
     return store
         .adminClient()
         .listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix))
@@ -38,7 +37,7 @@ final class BucketView {
         .toList();
   }
 
-  Map<String, String> etags(String prefix) {
+  public Map<String, String> etags(String prefix) {
     Map<String, String> etags = new TreeMap<>();
     store
         .adminClient()
@@ -48,23 +47,23 @@ final class BucketView {
     return etags;
   }
 
-  String read(String key) throws IOException {
+  public String read(String key) throws IOException {
     try (ResponseInputStream<GetObjectResponse> in =
         store.adminClient().getObject(b -> b.bucket(bucket).key(key))) {
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
   }
 
-  long size(String key) {
+  public long size(String key) {
     return store.adminClient().headObject(b -> b.bucket(bucket).key(key)).contentLength();
   }
 
-  void put(String key, String text) {
+  public void put(String key, String text) {
     store.adminClient().putObject(b -> b.bucket(bucket).key(key), RequestBody.fromString(text));
   }
 
   /** Keys with an open upload, asked key by key: MinIO lists uploads of exact keys only. */
-  List<String> openUploads(Collection<String> keys) {
+  public List<String> openUploads(Collection<String> keys) {
     List<String> open = new ArrayList<>();
     for (String key : keys) {
       boolean any =

@@ -1,0 +1,306 @@
+package dev.writeonce.spark;
+
+import dev.writeonce.core.committer.CommitterProvider;
+import dev.writeonce.core.committer.ConflictPolicy;
+import dev.writeonce.core.committer.MultipartOutputCommitter;
+import dev.writeonce.core.committer.WriteonceCommitterFactory;
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.json.ManifestFormats;
+import dev.writeonce.core.model.ConflictMode;
+import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.TaskManifest;
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.ServiceLoader;
+import java.util.TreeSet;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.JobID;
+import org.apache.hadoop.mapreduce.OutputCommitter;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
+import org.apache.spark.internal.io.FileCommitProtocol;
+import org.apache.spark.internal.io.FileNameSpec;
+import org.apache.spark.mapred.SparkHadoopMapRedUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Option;
+import scala.collection.immutable.Seq;
+
+/**
+ * Spark's commit protocol for this library's committers: {@code
+ * spark.sql.sources.commitProtocolClass=dev.writeonce.spark.WriteonceCommitProtocol}, with {@code
+ * spark.hadoop.writeonce.committer} set to {@code directory} (staging, the default) or {@code
+ * magic}.
+ *
+ * <p>Each task's pending uploads travel to the driver inside its task commit message, as a task
+ * manifest in JSON: nothing per task is written to the store, and no cluster filesystem is needed.
+ * Spark's output-commit coordinator lets one attempt per partition commit. The driver commits
+ * through the job manifest. Overwrites (Spark's {@code deleteWithJob}) and dynamic partition
+ * overwrite delete old objects only after the commit point, so readers never see a half-replaced
+ * table.
+ */
+public class WriteonceCommitProtocol extends FileCommitProtocol implements Serializable {
+
+  private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(WriteonceCommitProtocol.class);
+
+  private final String jobId;
+  private final String path;
+  private final boolean dynamicPartitionOverwrite;
+
+  /** Driver side: manifests of committed tasks, for abort; prefixes Spark asked to delete. */
+  private transient List<TaskManifest> committedTasks;
+
+  private transient TreeSet<String> deferredDeletes;
+  private transient MultipartOutputCommitter driver;
+
+  /** Task side: the committer of the running attempt. */
+  private transient MultipartOutputCommitter task;
+
+  public WriteonceCommitProtocol(String jobId, String path, boolean dynamicPartitionOverwrite) {
+    this.jobId = jobId;
+    this.path = path;
+    this.dynamicPartitionOverwrite = dynamicPartitionOverwrite;
+  }
+
+  public WriteonceCommitProtocol(String jobId, String path) {
+    this(jobId, path, false);
+  }
+
+  private static MultipartOutputCommitter committer(Path output, TaskAttemptContext context)
+      throws IOException {
+    Configuration conf = context.getConfiguration();
+    String name =
+        conf.getTrimmed(
+                WriteonceCommitterFactory.COMMITTER, WriteonceCommitterFactory.COMMITTER_DEFAULT)
+            .toLowerCase(Locale.ROOT);
+    if (name.equals("partitioned")) {
+      name = "directory"; // Spark decides partition overwrites itself: see commitJob.
+    }
+    for (CommitterProvider provider :
+        ServiceLoader.load(
+            CommitterProvider.class, WriteonceCommitProtocol.class.getClassLoader())) {
+      if (provider.name().equals(name)) {
+        return (MultipartOutputCommitter) provider.create(output, context);
+      }
+    }
+    throw new IOException(
+        WriteonceCommitterFactory.COMMITTER
+            + "="
+            + name
+            + " names no committer on the classpath: use directory or magic, and ship the"
+            + " committer-staging and committer-magic jars with the job");
+  }
+
+  /** A task context for the driver's committer, which needs one only for its configuration. */
+  private static TaskAttemptContext driverContext(JobContext job) {
+    return new TaskAttemptContextImpl(
+        job.getConfiguration(),
+        new TaskAttemptID(new JobID("spark", 0).getJtIdentifier(), 0, TaskType.MAP, 0, 0));
+  }
+
+  /**
+   * Driver-side state, made on first use: Spark calls {@link #deleteWithJob} before {@link
+   * #setupJob}, and transient fields are null after the protocol is deserialized.
+   */
+  private synchronized List<TaskManifest> committedTasks() {
+    if (committedTasks == null) {
+      committedTasks = new ArrayList<>();
+    }
+    return committedTasks;
+  }
+
+  private synchronized TreeSet<String> deferredDeletes() {
+    if (deferredDeletes == null) {
+      deferredDeletes = new TreeSet<>();
+    }
+    return deferredDeletes;
+  }
+
+  @Override
+  public void setupJob(JobContext job) {
+    try {
+      driver = committer(new Path(path), driverContext(job));
+      driver.setupJob(driverContext(job));
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "setting up job " + jobId + " for " + path + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void setupTask(TaskAttemptContext context) {
+    try {
+      task = committer(new Path(path), context);
+      task.setupTask(context);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Older Spark code paths call this form; it names files as the other does. */
+  @Override
+  @SuppressWarnings("deprecation")
+  public String newTaskTempFile(TaskAttemptContext context, Option<String> dir, String ext) {
+    return newTaskTempFile(context, dir, FileNameSpec.apply("", ext));
+  }
+
+  @Override
+  public String newTaskTempFile(TaskAttemptContext context, Option<String> dir, FileNameSpec spec) {
+    int split = context.getTaskAttemptID().getTaskID().getId();
+    String name =
+        String.format(Locale.ROOT, "%spart-%05d-%s%s", spec.prefix(), split, jobId, spec.suffix());
+    Path base;
+    try {
+      base = task.getWorkPath();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    Path file = dir.isDefined() ? new Path(new Path(base, dir.get()), name) : new Path(base, name);
+    return file.toString();
+  }
+
+  /** Older Spark code paths call this form; it names files as the other does. */
+  @Override
+  @SuppressWarnings("deprecation")
+  public String newTaskTempFileAbsPath(TaskAttemptContext context, String absoluteDir, String ext) {
+    return newTaskTempFileAbsPath(context, absoluteDir, FileNameSpec.apply("", ext));
+  }
+
+  @Override
+  public String newTaskTempFileAbsPath(
+      TaskAttemptContext context, String absoluteDir, FileNameSpec spec) {
+    throw new UnsupportedOperationException(
+        "partitions at custom locations ("
+            + absoluteDir
+            + ") are outside the destination "
+            + path
+            + ": the writeonce commit protocol commits only below its destination; write this"
+            + " table with spark.sql.sources.commitProtocolClass unset");
+  }
+
+  @Override
+  public TaskCommitMessage commitTask(TaskAttemptContext context) {
+    TaskManifest[] manifest = new TaskManifest[1];
+    OutputCommitter coordinated =
+        new OutputCommitter() {
+          @Override
+          public void setupJob(JobContext job) {}
+
+          @Override
+          public void setupTask(TaskAttemptContext attempt) {}
+
+          @Override
+          public boolean needsTaskCommit(TaskAttemptContext attempt) {
+            return true;
+          }
+
+          @Override
+          public void commitTask(TaskAttemptContext attempt) throws IOException {
+            manifest[0] = task.commitTaskToManifest(attempt);
+          }
+
+          @Override
+          public void abortTask(TaskAttemptContext attempt) throws IOException {
+            task.abortTask(attempt);
+          }
+        };
+    TaskAttemptID attempt = context.getTaskAttemptID();
+    SparkHadoopMapRedUtil.commitTask(
+        coordinated, context, attempt.getJobID().getId(), attempt.getTaskID().getId());
+    TaskManifest ours =
+        new TaskManifest(
+            jobId, manifest[0].taskAttemptId(), manifest[0].uploads(), manifest[0].statistics());
+    return new TaskCommitMessage(ManifestFormats.toJson(ours));
+  }
+
+  @Override
+  public void abortTask(TaskAttemptContext context) {
+    try {
+      if (task != null) {
+        task.abortTask(context);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  public void onTaskCommit(TaskCommitMessage message) {
+    committedTasks().add(manifestOf(message));
+  }
+
+  /**
+   * Overwrites ask to delete the destination, or a partition, before the job writes. The delete
+   * waits until the commit point: until then readers keep seeing the old data, and an aborted job
+   * leaves it in place.
+   */
+  @Override
+  public boolean deleteWithJob(FileSystem fs, Path target, boolean recursive) {
+    Destination destination = Destination.of(new Path(path).toUri());
+    Destination deleted = Destination.of(fs.makeQualified(target).toUri());
+    if (recursive
+        && deleted.bucket().equals(destination.bucket())
+        && deleted.prefix().startsWith(destination.prefix())) {
+      deferredDeletes().add(deleted.prefix());
+      LOG.info("Job {}: deleting {} after the commit point", jobId, deleted);
+      return true;
+    }
+    return super.deleteWithJob(fs, target, recursive);
+  }
+
+  @Override
+  public void commitJob(JobContext job, Seq<TaskCommitMessage> messages) {
+    List<TaskManifest> manifests = new ArrayList<>(messages.size());
+    scala.collection.Iterator<TaskCommitMessage> each = messages.iterator();
+    while (each.hasNext()) {
+      manifests.add(manifestOf(each.next()));
+    }
+    try {
+      CommitterConfig config = CommitterConfig.from(job.getConfiguration());
+      Destination destination = Destination.of(new Path(path).toUri());
+      TreeSet<String> replaced = new TreeSet<>(deferredDeletes());
+      if (dynamicPartitionOverwrite) {
+        replaced.addAll(ConflictPolicy.partitionsWritten(destination, manifests));
+      } else if (config.conflictMode() == ConflictMode.REPLACE) {
+        replaced.add(destination.prefix());
+      }
+      ConflictMode mode = replaced.isEmpty() ? ConflictMode.APPEND : ConflictMode.REPLACE;
+      driver.commitJob(jobId, manifests, mode, List.copyOf(replaced));
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "committing job " + jobId + " to " + path + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void abortJob(JobContext job) {
+    try {
+      MultipartOutputCommitter committer =
+          driver != null ? driver : committer(new Path(path), driverContext(job));
+      committer.abortJob(jobId, committedTasks());
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "aborting job " + jobId + " on " + path + ": " + e.getMessage(), e);
+    }
+  }
+
+  private TaskManifest manifestOf(TaskCommitMessage message) {
+    try {
+      return ManifestFormats.taskManifestFromJson(
+          (byte[]) message.obj(), "task commit message of job " + jobId);
+    } catch (FormatException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

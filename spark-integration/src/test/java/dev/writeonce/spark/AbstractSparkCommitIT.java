@@ -1,0 +1,293 @@
+package dev.writeonce.spark;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.json.SuccessDataFormat;
+import dev.writeonce.core.model.SuccessData;
+import dev.writeonce.magic.MagicS3AFileSystem;
+import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.TestStore;
+import dev.writeonce.teststore.Traffic;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.TaskContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Real Spark (local mode, two task slots, two attempts per task) writing through {@link
+ * WriteonceCommitProtocol} to a real store, with the store's own counters as the witness.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class AbstractSparkCommitIT {
+
+  private static final Logger LOG = LoggerFactory.getLogger(AbstractSparkCommitIT.class);
+  private static final List<String> COMMITTERS = List.of("directory", "magic");
+
+  protected abstract TestStore store();
+
+  @TempDir static Path scratch;
+
+  private SparkSession spark;
+  private String bucket;
+  private BucketView view;
+
+  @BeforeAll
+  void startSpark() {
+    SparkSession.Builder builder =
+        SparkSession.builder()
+            .master("local[2,2]")
+            .appName("writeonce-it")
+            .config("spark.ui.enabled", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.sql.shuffle.partitions", "4")
+            .config(
+                "spark.sql.sources.commitProtocolClass", WriteonceCommitProtocol.class.getName())
+            .config("spark.hadoop.fs.s3a.impl", MagicS3AFileSystem.class.getName())
+            .config(
+                "spark.hadoop." + CommitterConfig.STAGING_DIR,
+                scratch.resolve("staging").toString());
+    for (Map.Entry<String, String> setting : store().configure(new Configuration(false))) {
+      builder.config("spark.hadoop." + setting.getKey(), setting.getValue());
+    }
+    spark = builder.getOrCreate();
+  }
+
+  @AfterAll
+  void stopSpark() {
+    if (spark != null) {
+      spark.stop();
+    }
+  }
+
+  @BeforeEach
+  void newBucket() throws Exception {
+    bucket = store().newBucket("spark");
+    view = new BucketView(store(), bucket);
+    spark.conf().set("spark.sql.sources.partitionOverwriteMode", "static");
+  }
+
+  private Dataset<Row> rows(int count, int partitions) {
+    return spark
+        .range(count)
+        .selectExpr("id", "concat('row-', id) AS name", "CAST(id % 10 AS INT) AS p")
+        .repartition(partitions);
+  }
+
+  private static List<String> sorted(Dataset<Row> data) {
+    return data.orderBy("id").collectAsList().stream().map(Row::toString).toList();
+  }
+
+  private List<String> dataFiles(String prefix) {
+    return view.keys(prefix).stream()
+        .filter(k -> !k.endsWith("_SUCCESS") && !k.contains("/_writeonce/"))
+        .toList();
+  }
+
+  @Test
+  void everyFormatWithEachCommitterReadsBackWithoutCopyOrGet() throws Exception {
+    Dataset<Row> data = rows(1000, 4);
+    for (String committer : COMMITTERS) {
+      spark.conf().set("writeonce.committer", committer);
+      for (String format : List.of("parquet", "orc", "json", "csv")) {
+        String dir = format + "-" + committer + "/";
+        Traffic before = store().meter().read();
+        data.write().format(format).option("header", "true").save(view.uri(dir));
+        Traffic write = store().meter().read().minus(before);
+        LOG.info("{}: {} through {}: {}", store().name(), format, committer, write);
+
+        List<String> files = dataFiles(dir);
+        assertThat(files).as("%s %s files", format, committer).hasSize(4);
+        assertThat(write.requests(S3Api.COPY_OBJECT)).isZero();
+        // Spark checks the output path once (HEAD); RGW counts HEAD as a GET: no room for a
+        // data GET on either store.
+        assertThat(write.requests(S3Api.GET_OBJECT) + write.requests(S3Api.HEAD_OBJECT))
+            .isLessThanOrEqualTo(1);
+        assertThat(write.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(files.size());
+        // Per file: create, part, complete. Per task: nothing. Per job: Spark's check of the
+        // output path (HEAD, LIST), the job manifest and _SUCCESS (2 PUT), cleanup (LIST, DELETE).
+        assertThat(write.totalRequests()).isLessThanOrEqualTo(3L * files.size() + 6);
+        assertThat(view.openUploads(files)).isEmpty();
+        Dataset<Row> back =
+            spark
+                .read()
+                .format(format)
+                .option("header", "true")
+                .schema(data.schema())
+                .load(view.uri(dir));
+        assertThat(sorted(back)).as("%s %s", format, committer).isEqualTo(sorted(data));
+        SuccessData success =
+            SuccessDataFormat.fromJson(
+                view.read(dir + "_SUCCESS").getBytes(StandardCharsets.UTF_8), dir);
+        assertThat(success.committer()).isEqualTo(committer);
+        assertThat(success.metrics()).containsEntry("writeonce.files", 4L);
+      }
+    }
+  }
+
+  @Test
+  void dynamicPartitionOverwriteReplacesOnlyThePartitionsWritten() throws Exception {
+    for (String committer : COMMITTERS) {
+      spark.conf().set("writeonce.committer", committer);
+      String dir = "dynamic-" + committer + "/";
+      rows(1000, 4).write().partitionBy("p").parquet(view.uri(dir));
+      Map<String, String> before = view.etags(dir);
+
+      spark.conf().set("spark.sql.sources.partitionOverwriteMode", "dynamic");
+      Dataset<Row> update =
+          spark
+              .range(100)
+              .selectExpr(
+                  "id + 5000 AS id", "concat('new-', id) AS name", "CAST(1 + id % 3 AS INT) AS p");
+      Traffic start = store().meter().read();
+      update.repartition(2).write().mode("overwrite").partitionBy("p").parquet(view.uri(dir));
+      Traffic overwrite = store().meter().read().minus(start);
+      spark.conf().set("spark.sql.sources.partitionOverwriteMode", "static");
+
+      assertThat(overwrite.requests(S3Api.COPY_OBJECT)).isZero();
+      Map<String, String> after = view.etags(dir);
+      Map<String, String> untouchedBefore = new TreeMap<>(before);
+      untouchedBefore.keySet().removeIf(k -> k.matches(".*/p=[123]/.*") || k.endsWith("_SUCCESS"));
+      Map<String, String> untouchedAfter = new TreeMap<>(after);
+      untouchedAfter.keySet().removeIf(k -> k.matches(".*/p=[123]/.*") || k.endsWith("_SUCCESS"));
+      assertThat(untouchedAfter)
+          .as("7 partitions untouched")
+          .isEqualTo(untouchedBefore)
+          .hasSize(7 * 4);
+
+      Dataset<Row> back = spark.read().parquet(view.uri(dir));
+      assertThat(back.where("p IN (1, 2, 3)").where("name NOT LIKE 'new-%'").count()).isZero();
+      assertThat(back.where("p IN (1, 2, 3)").count()).isEqualTo(100);
+      assertThat(back.where("p NOT IN (1, 2, 3)").count()).isEqualTo(700);
+    }
+  }
+
+  @Test
+  void anOverwriteDeletesTheOldDataOnlyAfterTheCommitPoint() throws Exception {
+    for (String committer : COMMITTERS) {
+      spark.conf().set("writeonce.committer", committer);
+      String dir = "overwrite-" + committer + "/";
+      rows(100, 2).write().parquet(view.uri(dir));
+      List<String> old = dataFiles(dir);
+
+      Traffic start = store().meter().read();
+      rows(30, 3).write().mode("overwrite").parquet(view.uri(dir));
+      Traffic overwrite = store().meter().read().minus(start);
+
+      assertThat(overwrite.requests(S3Api.COPY_OBJECT)).isZero();
+      assertThat(dataFiles(dir)).hasSize(3).doesNotContainAnyElementsOf(old);
+      assertThat(spark.read().parquet(view.uri(dir)).count()).isEqualTo(30);
+      SuccessData success =
+          SuccessDataFormat.fromJson(
+              view.read(dir + "_SUCCESS").getBytes(StandardCharsets.UTF_8), dir);
+      assertThat(success.metrics())
+          .as("the old files and _SUCCESS were deleted by the job commit, after its commit point")
+          .containsEntry("writeonce.replaced.deleted", (long) old.size() + 1);
+    }
+  }
+
+  @Test
+  void aTaskThatFailsItsFirstAttemptWritesItsRowsExactlyOnce() throws Exception {
+    spark
+        .udf()
+        .register(
+            "failFirstAttemptOfPartition1",
+            (UDF1<Long, Long>)
+                id -> {
+                  TaskContext task = TaskContext.get();
+                  if (task.partitionId() == 1 && task.attemptNumber() == 0) {
+                    throw new IllegalStateException("injected failure of the first attempt");
+                  }
+                  return id;
+                },
+            DataTypes.LongType);
+    for (String committer : COMMITTERS) {
+      spark.conf().set("writeonce.committer", committer);
+      String dir = "retry-" + committer + "/";
+      Dataset<Row> data =
+          spark.range(400).repartition(4).selectExpr("failFirstAttemptOfPartition1(id) AS id");
+      data.write().parquet(view.uri(dir));
+
+      List<Row> back = spark.read().parquet(view.uri(dir)).orderBy("id").collectAsList();
+      assertThat(back).hasSize(400);
+      assertThat(back.stream().map(r -> r.getLong(0)).distinct().count()).isEqualTo(400);
+      assertThat(dataFiles(dir)).hasSize(4);
+      assertThat(view.openUploads(dataFiles(dir))).isEmpty();
+    }
+  }
+
+  @Test
+  void twoThousandFilesReachTheDriverInCommitMessagesWithNoRecordsInTheStore() throws Exception {
+    spark.conf().set("writeonce.committer", "magic");
+    String dir = "many/";
+    Dataset<Row> data =
+        spark
+            .range(20_000)
+            .selectExpr("id", "CAST(id % 100 AS INT) AS p")
+            .repartition(20, functions.col("id"));
+    Traffic start = store().meter().read();
+    data.write().partitionBy("p").parquet(view.uri(dir));
+    Traffic write = store().meter().read().minus(start);
+
+    List<String> files = dataFiles(dir);
+    assertThat(files).hasSize(2000);
+    assertThat(view.keys(dir)).hasSize(2001); // and _SUCCESS: no task or job records left
+    assertThat(write.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(2000);
+    assertThat(write.requests(S3Api.COPY_OBJECT)).isZero();
+    // Only the job manifest and _SUCCESS are PUT: no per-task pendingset objects.
+    assertThat(write.requests(S3Api.PUT_OBJECT) - write.requests(S3Api.UPLOAD_PART))
+        .isLessThanOrEqualTo(2 + (store().name().equals("ceph-rgw") ? 2000 : 0));
+    SuccessData success =
+        SuccessDataFormat.fromJson(
+            view.read(dir + "_SUCCESS").getBytes(StandardCharsets.UTF_8), dir);
+    assertThat(success.metrics()).containsEntry("writeonce.files", 2000L);
+  }
+
+  @Test
+  void tablesInTheCatalogTakeInsertIntoInsertOverwriteAndCtas() throws Exception {
+    spark.conf().set("writeonce.committer", "directory");
+    String location = view.uri("warehouse/sales");
+    spark.sql("DROP TABLE IF EXISTS sales");
+    spark.sql(
+        "CREATE TABLE sales (id BIGINT, name STRING) USING parquet LOCATION '" + location + "'");
+    spark.sql("INSERT INTO sales SELECT id, concat('a', id) FROM range(10)");
+    spark.sql("INSERT INTO sales SELECT id, concat('b', id) FROM range(10, 15)");
+    assertThat(spark.table("sales").count()).isEqualTo(15);
+
+    Traffic start = store().meter().read();
+    spark.sql("INSERT OVERWRITE TABLE sales SELECT id, concat('c', id) FROM range(3)");
+    Traffic overwrite = store().meter().read().minus(start);
+    assertThat(spark.table("sales").count()).isEqualTo(3);
+    assertThat(overwrite.requests(S3Api.COPY_OBJECT)).isZero();
+
+    spark.sql("DROP TABLE IF EXISTS sales_copy");
+    spark.sql(
+        "CREATE TABLE sales_copy USING parquet LOCATION '"
+            + view.uri("warehouse/sales_copy")
+            + "' AS SELECT * FROM sales");
+    assertThat(spark.table("sales_copy").count()).isEqualTo(3);
+    spark.range(4).selectExpr("id", "'d' AS name").write().mode("append").saveAsTable("sales_copy");
+    assertThat(spark.table("sales_copy").count()).isEqualTo(7);
+    spark.sql("DROP TABLE sales");
+    spark.sql("DROP TABLE sales_copy");
+  }
+}
