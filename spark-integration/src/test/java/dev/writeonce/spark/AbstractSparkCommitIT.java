@@ -263,6 +263,55 @@ abstract class AbstractSparkCommitIT {
   }
 
   @Test
+  void sparksOutputMetricsCountTheFilesAndBytesStored() throws Exception {
+    for (String committer : COMMITTERS) {
+      spark.conf().set("writeonce.committer", committer);
+      String dir = "metrics-" + committer + "/";
+      LongAccumulatorListener listener = new LongAccumulatorListener();
+      spark.sparkContext().addSparkListener(listener);
+      try {
+        rows(2000, 4).write().parquet(view.uri(dir));
+        spark.sparkContext().listenerBus().waitUntilEmpty();
+      } finally {
+        spark.sparkContext().removeSparkListener(listener);
+      }
+      long stored = dataFiles(dir).stream().mapToLong(view::size).sum();
+      assertThat(listener.bytesWritten.sum()).as("%s bytes written", committer).isEqualTo(stored);
+      assertThat(listener.recordsWritten.sum()).isEqualTo(2000);
+    }
+  }
+
+  /** Sums the output metrics of every finished task. */
+  static final class LongAccumulatorListener extends org.apache.spark.scheduler.SparkListener {
+    final java.util.concurrent.atomic.LongAdder bytesWritten =
+        new java.util.concurrent.atomic.LongAdder();
+    final java.util.concurrent.atomic.LongAdder recordsWritten =
+        new java.util.concurrent.atomic.LongAdder();
+
+    @Override
+    public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
+      if (end.taskMetrics() != null) {
+        bytesWritten.add(end.taskMetrics().outputMetrics().bytesWritten());
+        recordsWritten.add(end.taskMetrics().outputMetrics().recordsWritten());
+      }
+    }
+  }
+
+  @Test
+  void theMagicCommitterWithoutItsFilesystemFailsAtSetupNamingTheSetting() throws Exception {
+    spark.conf().set("writeonce.committer", "magic");
+    Dataset<Row> data = rows(10, 1);
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                data.write()
+                    .option("fs.s3a.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem")
+                    .parquet(view.uri("plain-s3a/")))
+        .hasStackTraceContaining("fs.s3a.impl")
+        .hasStackTraceContaining(MagicS3AFileSystem.class.getName());
+    assertThat(view.keys("")).isEmpty();
+  }
+
+  @Test
   void tablesInTheCatalogTakeInsertIntoInsertOverwriteAndCtas() throws Exception {
     spark.conf().set("writeonce.committer", "directory");
     String location = view.uri("warehouse/sales");
