@@ -10,13 +10,18 @@ import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.SparkConf;
 import org.apache.spark.TaskContext;
+import org.apache.spark.deploy.master.Master;
+import org.apache.spark.deploy.worker.Worker;
+import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
@@ -29,14 +34,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
+import scala.Option;
+import scala.Tuple3;
 
 /**
- * Spark with executors in JVMs of their own ({@code local-cluster}: a master and two workers in the
- * test JVM, each worker starting an executor process), so commit messages cross processes and the
- * executors' filesystems are not the driver's.
- *
- * <p>Speculation cannot be shown here: Spark launches no speculative copy on a host that already
- * runs an attempt of the task, and these executors share one host.
+ * Spark with executors in JVMs of their own: a standalone master and two workers started in the
+ * test JVM, the workers on two loopback addresses (127.0.0.2 and 127.0.0.3) so that Spark sees two
+ * hosts, each worker starting an executor process. Commit messages cross processes, the executors'
+ * filesystems are not the driver's, and speculation can run a task's copy on the other host (Spark
+ * never speculates on a host already running the task).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class AbstractSparkClusterIT {
@@ -46,18 +52,43 @@ abstract class AbstractSparkClusterIT {
   @TempDir static Path scratch;
 
   private SparkSession spark;
+  private final List<RpcEnv> cluster = new ArrayList<>();
 
   @BeforeAll
   void startCluster() throws Exception {
     Files.createDirectories(Path.of(System.getProperty("spark.test.home")));
+    SparkConf daemons = new SparkConf(false).set("spark.ui.enabled", "false");
+    Tuple3<RpcEnv, Object, Option<Object>> master =
+        Master.startRpcEnvAndEndpoint("127.0.0.1", 0, 0, daemons);
+    cluster.add(master._1());
+    String masterUrl = "spark://127.0.0.1:" + master._1().address().port();
+    for (int worker = 1; worker <= 2; worker++) {
+      cluster.add(
+          Worker.startRpcEnvAndEndpoint(
+              "127.0.0." + (worker + 1),
+              0,
+              0,
+              1,
+              1024,
+              new String[] {masterUrl},
+              Files.createDirectories(scratch.resolve("worker-" + worker)).toString(),
+              Option.apply(worker),
+              daemons,
+              Option.empty()));
+    }
     SparkSession.Builder builder =
         SparkSession.builder()
-            .master("local-cluster[2,1,1024]")
+            .master(masterUrl)
             .appName("writeonce-cluster-it")
             .config("spark.ui.enabled", "false")
             .config("spark.driver.host", "127.0.0.1")
             .config("spark.driver.bindAddress", "127.0.0.1")
-            .config("spark.executorEnv.SPARK_LOCAL_IP", "127.0.0.1")
+            .config("spark.cores.max", "2")
+            .config("spark.speculation", "true")
+            .config("spark.speculation.interval", "100ms")
+            .config("spark.speculation.quantile", "0.5")
+            .config("spark.speculation.multiplier", "1.5")
+            .config("spark.speculation.minTaskRuntime", "500ms")
             .config("spark.executor.memory", "1g")
             .config("spark.task.maxFailures", "2")
             .config(
@@ -83,6 +114,31 @@ abstract class AbstractSparkClusterIT {
                   return id;
                 },
             DataTypes.LongType);
+    spark
+        .udf()
+        .register(
+            "slowFirstAttemptOfPartition0",
+            (UDF1<Long, Long>)
+                id -> {
+                  TaskContext task = TaskContext.get();
+                  if (task.partitionId() == 0 && task.attemptNumber() == 0 && id % 50 == 0) {
+                    Thread.sleep(500);
+                  }
+                  return id;
+                },
+            DataTypes.LongType);
+    awaitExecutors(2);
+  }
+
+  private void awaitExecutors(int count) throws InterruptedException {
+    for (int wait = 0; wait < 600; wait++) {
+      // The status tracker lists the driver too.
+      if (spark.sparkContext().statusTracker().getExecutorInfos().length > count) {
+        return;
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("the workers started no " + count + " executors in 60 s");
   }
 
   @AfterAll
@@ -90,19 +146,26 @@ abstract class AbstractSparkClusterIT {
     if (spark != null) {
       spark.stop();
     }
+    cluster.forEach(RpcEnv::shutdown);
   }
 
   /** Counts failed task attempts and the executors tasks ran on. */
   static final class AttemptListener extends SparkListener {
     final LongAdder failed = new LongAdder();
+    final LongAdder speculative = new LongAdder();
     final Set<String> executors = ConcurrentHashMap.newKeySet();
+    final Set<String> hosts = ConcurrentHashMap.newKeySet();
 
     @Override
     public void onTaskEnd(SparkListenerTaskEnd end) {
       if (end.taskInfo().failed()) {
         failed.increment();
       }
+      if (end.taskInfo().speculative()) {
+        speculative.increment();
+      }
       executors.add(end.taskInfo().executorId());
+      hosts.add(end.taskInfo().host());
     }
   }
 
@@ -133,6 +196,7 @@ abstract class AbstractSparkClusterIT {
           .as("tasks ran in executor JVMs")
           .hasSize(2)
           .doesNotContain("driver");
+      assertThat(listener.hosts).containsExactlyInAnyOrder("127.0.0.2", "127.0.0.3");
       assertThat(listener.failed.sum()).as("failed first attempts").isEqualTo(1);
       List<String> files = view.keys("out/").stream().filter(k -> k.endsWith(".parquet")).toList();
       assertThat(files).as("%s: one file per partition", committer).hasSize(8);
@@ -142,6 +206,42 @@ abstract class AbstractSparkClusterIT {
       assertThat(write.requests(S3Api.COPY_OBJECT)).isZero();
       assertThat(write.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(8);
       assertThat(view.openUploads(files)).as("the failed attempt aborted its upload").isEmpty();
+    }
+  }
+
+  @Test
+  void aSpeculativeCopyOfASlowTaskLeavesItsRowsExactlyOnce() throws Exception {
+    for (String committer : List.of("directory", "magic")) {
+      String bucket = store().newBucket("speculation-" + committer);
+      BucketView view = new BucketView(store(), bucket);
+      spark.conf().set("writeonce.committer", committer);
+      Dataset<Row> data =
+          spark
+              .range(0, 4000, 1, 8)
+              .selectExpr("slowFirstAttemptOfPartition0(id) AS id", "concat('row-', id) AS name");
+
+      AttemptListener listener = new AttemptListener();
+      spark.sparkContext().addSparkListener(listener);
+      try {
+        data.write().parquet(view.uri("out/"));
+        spark.sparkContext().listenerBus().waitUntilEmpty();
+      } finally {
+        spark.sparkContext().removeSparkListener(listener);
+      }
+
+      assertThat(listener.speculative.sum()).as("%s: speculative attempts", committer).isPositive();
+      List<String> files = view.keys("out/").stream().filter(k -> k.endsWith(".parquet")).toList();
+      assertThat(files).hasSize(8);
+      List<Row> back = spark.read().parquet(view.uri("out/")).collectAsList();
+      assertThat(back).hasSize(4000);
+      assertThat(back.stream().map(r -> r.getLong(0)).distinct().count()).isEqualTo(4000);
+      // The losing attempt is killed asynchronously; its abort may land after the job returns.
+      List<String> open = view.openUploads(files);
+      for (int wait = 0; wait < 100 && !open.isEmpty(); wait++) {
+        Thread.sleep(100);
+        open = view.openUploads(files);
+      }
+      assertThat(open).as("the losing attempt left no upload").isEmpty();
     }
   }
 }
