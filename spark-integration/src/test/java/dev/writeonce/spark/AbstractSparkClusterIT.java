@@ -2,8 +2,6 @@ package dev.writeonce.spark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.writeonce.core.config.CommitterConfig;
-import dev.writeonce.magic.MagicS3AFileSystem;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
@@ -12,11 +10,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.SparkConf;
 import org.apache.spark.TaskContext;
 import org.apache.spark.deploy.master.Master;
@@ -76,13 +72,8 @@ abstract class AbstractSparkClusterIT {
               daemons,
               Option.empty()));
     }
-    SparkSession.Builder builder =
-        SparkSession.builder()
-            .master(masterUrl)
-            .appName("writeonce-cluster-it")
-            .config("spark.ui.enabled", "false")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.driver.bindAddress", "127.0.0.1")
+    spark =
+        SparkSessions.builder(masterUrl, store(), scratch)
             .config("spark.cores.max", "2")
             .config("spark.speculation", "true")
             .config("spark.speculation.interval", "100ms")
@@ -91,16 +82,7 @@ abstract class AbstractSparkClusterIT {
             .config("spark.speculation.minTaskRuntime", "500ms")
             .config("spark.executor.memory", "1g")
             .config("spark.task.maxFailures", "2")
-            .config(
-                "spark.sql.sources.commitProtocolClass", WriteonceCommitProtocol.class.getName())
-            .config("spark.hadoop.fs.s3a.impl", MagicS3AFileSystem.class.getName())
-            .config(
-                "spark.hadoop." + CommitterConfig.STAGING_DIR,
-                scratch.resolve("staging").toString());
-    for (Map.Entry<String, String> setting : store().configure(new Configuration(false))) {
-      builder.config("spark.hadoop." + setting.getKey(), setting.getValue());
-    }
-    spark = builder.getOrCreate();
+            .getOrCreate();
     spark
         .udf()
         .register(
@@ -149,6 +131,29 @@ abstract class AbstractSparkClusterIT {
     cluster.forEach(RpcEnv::shutdown);
   }
 
+  /** Writes the data as Parquet while counting its task attempts. */
+  private AttemptListener writeWatched(Dataset<Row> data, String uri) throws Exception {
+    AttemptListener listener = new AttemptListener();
+    spark.sparkContext().addSparkListener(listener);
+    try {
+      data.write().parquet(uri);
+      spark.sparkContext().listenerBus().waitUntilEmpty();
+    } finally {
+      spark.sparkContext().removeSparkListener(listener);
+    }
+    return listener;
+  }
+
+  /** Eight files, and each of the 4,000 ids once; returns the files. */
+  private List<String> assertEveryRowOnce(BucketView view) {
+    List<String> files = view.keys("out/").stream().filter(k -> k.endsWith(".parquet")).toList();
+    assertThat(files).as("one file per partition").hasSize(8);
+    List<Row> back = spark.read().parquet(view.uri("out/")).collectAsList();
+    assertThat(back).hasSize(4000);
+    assertThat(back.stream().map(r -> r.getLong(0)).distinct().count()).isEqualTo(4000);
+    return files;
+  }
+
   /** Counts failed task attempts and the executors tasks ran on. */
   static final class AttemptListener extends SparkListener {
     final LongAdder failed = new LongAdder();
@@ -181,15 +186,8 @@ abstract class AbstractSparkClusterIT {
               .range(0, 4000, 1, 8)
               .selectExpr("failFirstAttemptOfPartition0(id) AS id", "concat('row-', id) AS name");
 
-      AttemptListener listener = new AttemptListener();
-      spark.sparkContext().addSparkListener(listener);
       Traffic before = store().meter().read();
-      try {
-        data.write().parquet(view.uri("out/"));
-        spark.sparkContext().listenerBus().waitUntilEmpty();
-      } finally {
-        spark.sparkContext().removeSparkListener(listener);
-      }
+      AttemptListener listener = writeWatched(data, view.uri("out/"));
       Traffic write = store().meter().read().minus(before);
 
       assertThat(listener.executors)
@@ -198,11 +196,7 @@ abstract class AbstractSparkClusterIT {
           .doesNotContain("driver");
       assertThat(listener.hosts).containsExactlyInAnyOrder("127.0.0.2", "127.0.0.3");
       assertThat(listener.failed.sum()).as("failed first attempts").isEqualTo(1);
-      List<String> files = view.keys("out/").stream().filter(k -> k.endsWith(".parquet")).toList();
-      assertThat(files).as("%s: one file per partition", committer).hasSize(8);
-      List<Row> back = spark.read().parquet(view.uri("out/")).collectAsList();
-      assertThat(back).hasSize(4000);
-      assertThat(back.stream().map(r -> r.getLong(0)).distinct().count()).isEqualTo(4000);
+      List<String> files = assertEveryRowOnce(view);
       assertThat(write.requests(S3Api.COPY_OBJECT)).isZero();
       assertThat(write.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(8);
       assertThat(view.openUploads(files)).as("the failed attempt aborted its upload").isEmpty();
@@ -220,21 +214,10 @@ abstract class AbstractSparkClusterIT {
               .range(0, 4000, 1, 8)
               .selectExpr("slowFirstAttemptOfPartition0(id) AS id", "concat('row-', id) AS name");
 
-      AttemptListener listener = new AttemptListener();
-      spark.sparkContext().addSparkListener(listener);
-      try {
-        data.write().parquet(view.uri("out/"));
-        spark.sparkContext().listenerBus().waitUntilEmpty();
-      } finally {
-        spark.sparkContext().removeSparkListener(listener);
-      }
+      AttemptListener listener = writeWatched(data, view.uri("out/"));
 
       assertThat(listener.speculative.sum()).as("%s: speculative attempts", committer).isPositive();
-      List<String> files = view.keys("out/").stream().filter(k -> k.endsWith(".parquet")).toList();
-      assertThat(files).hasSize(8);
-      List<Row> back = spark.read().parquet(view.uri("out/")).collectAsList();
-      assertThat(back).hasSize(4000);
-      assertThat(back.stream().map(r -> r.getLong(0)).distinct().count()).isEqualTo(4000);
+      List<String> files = assertEveryRowOnce(view);
       // The losing attempt is killed asynchronously; its abort may land after the job returns.
       List<String> open = view.openUploads(files);
       for (int wait = 0; wait < 100 && !open.isEmpty(); wait++) {

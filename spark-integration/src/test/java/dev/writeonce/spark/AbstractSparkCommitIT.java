@@ -2,20 +2,16 @@ package dev.writeonce.spark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.writeonce.core.config.CommitterConfig;
-import dev.writeonce.core.json.SuccessDataFormat;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.magic.MagicS3AFileSystem;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -52,24 +48,10 @@ abstract class AbstractSparkCommitIT {
 
   @BeforeAll
   void startSpark() {
-    SparkSession.Builder builder =
-        SparkSession.builder()
-            .master("local[2,2]")
-            .appName("writeonce-it")
-            .config("spark.ui.enabled", "false")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.driver.bindAddress", "127.0.0.1")
+    spark =
+        SparkSessions.builder("local[2,2]", store(), scratch)
             .config("spark.sql.shuffle.partitions", "4")
-            .config(
-                "spark.sql.sources.commitProtocolClass", WriteonceCommitProtocol.class.getName())
-            .config("spark.hadoop.fs.s3a.impl", MagicS3AFileSystem.class.getName())
-            .config(
-                "spark.hadoop." + CommitterConfig.STAGING_DIR,
-                scratch.resolve("staging").toString());
-    for (Map.Entry<String, String> setting : store().configure(new Configuration(false))) {
-      builder.config("spark.hadoop." + setting.getKey(), setting.getValue());
-    }
-    spark = builder.getOrCreate();
+            .getOrCreate();
   }
 
   @AfterAll
@@ -135,9 +117,7 @@ abstract class AbstractSparkCommitIT {
                 .schema(data.schema())
                 .load(view.uri(dir));
         assertThat(sorted(back)).as("%s %s", format, committer).isEqualTo(sorted(data));
-        SuccessData success =
-            SuccessDataFormat.fromJson(
-                view.read(dir + "_SUCCESS").getBytes(StandardCharsets.UTF_8), dir);
+        SuccessData success = SparkSessions.success(view, dir);
         assertThat(success.committer()).isEqualTo(committer);
         assertThat(success.metrics()).containsEntry("writeonce.files", 4L);
       }
@@ -196,9 +176,7 @@ abstract class AbstractSparkCommitIT {
       assertThat(overwrite.requests(S3Api.COPY_OBJECT)).isZero();
       assertThat(dataFiles(dir)).hasSize(3).doesNotContainAnyElementsOf(old);
       assertThat(spark.read().parquet(view.uri(dir)).count()).isEqualTo(30);
-      SuccessData success =
-          SuccessDataFormat.fromJson(
-              view.read(dir + "_SUCCESS").getBytes(StandardCharsets.UTF_8), dir);
+      SuccessData success = SparkSessions.success(view, dir);
       assertThat(success.metrics())
           .as("the old files and _SUCCESS were deleted by the job commit, after its commit point")
           .containsEntry("writeonce.replaced.deleted", (long) old.size() + 1);
@@ -256,9 +234,7 @@ abstract class AbstractSparkCommitIT {
     // Only the job manifest and _SUCCESS are PUT: no per-task pendingset objects.
     assertThat(write.requests(S3Api.PUT_OBJECT) - write.requests(S3Api.UPLOAD_PART))
         .isLessThanOrEqualTo(2 + (store().name().equals("ceph-rgw") ? 2000 : 0));
-    SuccessData success =
-        SuccessDataFormat.fromJson(
-            view.read(dir + "_SUCCESS").getBytes(StandardCharsets.UTF_8), dir);
+    SuccessData success = SparkSessions.success(view, dir);
     assertThat(success.metrics()).containsEntry("writeonce.files", 2000L);
   }
 
