@@ -22,7 +22,6 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobContext;
-import org.apache.hadoop.mapreduce.JobID;
 import org.apache.hadoop.mapreduce.OutputCommitter;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
 import org.apache.hadoop.mapreduce.TaskAttemptID;
@@ -102,11 +101,14 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
             + " committer-staging and committer-magic jars with the job");
   }
 
-  /** A task context for the driver's committer, which needs one only for its configuration. */
-  private static TaskAttemptContext driverContext(JobContext job) {
+  /**
+   * A task context for the driver's committer, which needs one only for its configuration; its job
+   * id carries Spark's, so log lines of the driver name the job.
+   */
+  private TaskAttemptContext driverContext(JobContext job) {
+    String tracker = "spark" + jobId.replaceAll("[^A-Za-z0-9]", "");
     return new TaskAttemptContextImpl(
-        job.getConfiguration(),
-        new TaskAttemptID(new JobID("spark", 0).getJtIdentifier(), 0, TaskType.MAP, 0, 0));
+        job.getConfiguration(), new TaskAttemptID(tracker, 0, TaskType.MAP, 0, 0));
   }
 
   /**
@@ -130,8 +132,9 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
   @Override
   public void setupJob(JobContext job) {
     try {
-      driver = committer(new Path(path), driverContext(job));
-      driver.setupJob(driverContext(job));
+      TaskAttemptContext context = driverContext(job);
+      driver = committer(new Path(path), context);
+      driver.setupJob(context);
     } catch (IOException e) {
       throw new UncheckedIOException(
           "setting up job " + jobId + " for " + path + ": " + e.getMessage(), e);
