@@ -57,13 +57,13 @@ public abstract class ConflictPolicy {
           return List.of();
         }
         Destination destination = layout.destination();
-        TreeSet<String> partitions = new TreeSet<>();
-        for (TaskManifest task : tasks) {
-          for (PendingUpload upload : task.uploads()) {
-            partitions.add(upload.key().substring(0, upload.key().lastIndexOf('/') + 1));
-          }
-        }
-        if (partitions.remove(destination.prefix())) {
+        List<String> partitions = partitionsWritten(destination, tasks);
+        boolean topLevelFiles =
+            tasks.stream()
+                .flatMap(task -> task.uploads().stream())
+                .anyMatch(
+                    upload -> upload.key().lastIndexOf('/') + 1 == destination.prefix().length());
+        if (topLevelFiles) {
           LOG.warn(
               "Files written at the top of {} belong to no partition: conflict mode {} leaves"
                   + " the objects there alone",
@@ -76,7 +76,7 @@ public abstract class ConflictPolicy {
           }
           return List.of();
         }
-        return List.copyOf(partitions);
+        return partitions;
       }
     };
   }

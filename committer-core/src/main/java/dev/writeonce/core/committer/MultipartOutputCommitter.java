@@ -1,6 +1,7 @@
 package dev.writeonce.core.committer;
 
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.engine.CommitConflictException;
 import dev.writeonce.core.engine.CommitResult;
 import dev.writeonce.core.engine.InvalidJobException;
 import dev.writeonce.core.engine.JobCommitEngine;
@@ -253,16 +254,17 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
    */
   public void abortJob(String jobId, List<TaskManifest> known) throws IOException {
     JobCommitEngine engine = engine();
-    if (store().headObject(engine.layout().jobManifestKey(jobId)).isPresent()) {
+    try {
+      engine.abort(jobId, known);
+    } catch (CommitConflictException committed) {
+      // The engine refuses to abort past the commit point: the job is decided, so finish it.
       LOG.warn("Job {} is aborted after its commit point: finishing it instead", jobId);
       Optional<CommitResult> finished = engine.resume(jobId);
       LOG.info(
           "Job {} finished during abort: {} files",
           jobId,
           finished.map(CommitResult::files).orElse(0));
-      return;
     }
-    engine.abort(jobId, known);
   }
 
   /** Aborts uploads, keeping the first failure's context. */
