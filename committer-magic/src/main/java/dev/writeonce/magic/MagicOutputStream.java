@@ -27,15 +27,33 @@ public final class MagicOutputStream extends OutputStream {
 
   private static final int FIRST_BUFFER = 64 * 1024;
 
+  /** What the owner of a writer learns of it. */
+  public interface Listener {
+
+    /**
+     * The upload started before close, because the file fills more than one part. Throwing aborts
+     * the upload and fails the write.
+     */
+    default void uploadStarted(MagicOutputStream out, String uploadId) throws IOException {}
+
+    /**
+     * The writer closed with every part uploaded. Throwing aborts the upload and fails the close.
+     */
+    void closed(MagicOutputStream out, PendingUpload upload) throws IOException;
+
+    /** The writer is done: closed, failed or aborted. */
+    void finished(MagicOutputStream out);
+  }
+
   private final StoreGateway store;
   private final String path;
   private final String finalKey;
-  private final String relative;
+  private final String name;
   private final String attemptId;
   private final int partSize;
   private final Semaphore buffers;
   private final ExecutorService pool;
-  private final MagicUploads.Attempt attempt;
+  private final Listener listener;
   private final List<Future<UploadPart>> parts = new ArrayList<>();
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private final AtomicLong held = new AtomicLong();
@@ -44,27 +62,39 @@ public final class MagicOutputStream extends OutputStream {
   private int filled;
   private long length;
   private String uploadId;
+  private boolean closing;
   private boolean closed;
 
-  MagicOutputStream(
+  /**
+   * @param store where the parts go
+   * @param path the path the caller writes, for messages
+   * @param finalKey the key the upload will create
+   * @param name the name the owner knows the file by
+   * @param attemptId the task attempt writing, recorded with the upload
+   * @param partSize bytes per part, the last part excepted
+   * @param buffers the most part buffers held at once
+   * @param pool runs part uploads
+   * @param listener told when the upload starts, when the writer closes and when it is done
+   */
+  public MagicOutputStream(
       StoreGateway store,
       String path,
-      MagicPaths.Target target,
+      String finalKey,
+      String name,
       String attemptId,
       long partSize,
       int buffers,
       ExecutorService pool,
-      MagicUploads.Attempt attempt) {
+      Listener listener) {
     this.store = store;
     this.path = path;
-    this.finalKey = target.finalKey();
-    this.relative = target.relative();
+    this.finalKey = finalKey;
+    this.name = name;
     this.attemptId = attemptId;
     this.partSize = Math.toIntExact(partSize);
     this.buffers = new Semaphore(buffers);
     this.pool = pool;
-    this.attempt = attempt;
-    attempt.open.add(this);
+    this.listener = listener;
   }
 
   /** The most bytes of part buffers this writer held at once. */
@@ -77,8 +107,14 @@ public final class MagicOutputStream extends OutputStream {
     return length;
   }
 
-  String relative() {
-    return relative;
+  /** The name the owner knows the file by. */
+  public String name() {
+    return name;
+  }
+
+  /** The key the upload will create. */
+  public String finalKey() {
+    return finalKey;
   }
 
   @Override
@@ -137,6 +173,9 @@ public final class MagicOutputStream extends OutputStream {
   private void submit(byte[] buffer, int size) throws IOException {
     if (uploadId == null) {
       uploadId = store.createUpload(finalKey);
+      if (!closing) {
+        listener.uploadStarted(this, uploadId);
+      }
     }
     int number = parts.size() + 1;
     String id = uploadId;
@@ -173,6 +212,7 @@ public final class MagicOutputStream extends OutputStream {
     }
     try {
       checkWritable();
+      closing = true;
       if (current != null || parts.isEmpty()) {
         byte[] last = current == null ? new byte[0] : current;
         if (current == null) {
@@ -185,9 +225,9 @@ public final class MagicOutputStream extends OutputStream {
       for (Future<UploadPart> part : parts) {
         uploaded.add(part.get());
       }
+      listener.closed(
+          this, new PendingUpload(store.bucket(), finalKey, uploadId, uploaded, attemptId));
       closed = true;
-      attempt.closed.put(
-          relative, new PendingUpload(store.bucket(), finalKey, uploadId, uploaded, attemptId));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       abortQuietly(e);
@@ -201,14 +241,14 @@ public final class MagicOutputStream extends OutputStream {
       throw e;
     } finally {
       closed = true;
-      attempt.open.remove(this);
+      listener.finished(this);
     }
   }
 
   /** Stops the writer and aborts its upload: for task abort. */
-  synchronized void abort() throws IOException {
+  public synchronized void abort() throws IOException {
     closed = true;
-    attempt.open.remove(this);
+    listener.finished(this);
     parts.forEach(part -> part.cancel(true));
     if (uploadId != null) {
       store.abortUpload(finalKey, uploadId);

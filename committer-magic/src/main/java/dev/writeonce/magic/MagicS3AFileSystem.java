@@ -78,15 +78,14 @@ public class MagicS3AFileSystem extends S3AFileSystem {
     MagicUploads.Attempt attempt = MagicUploads.attempt(getBucket(), target.get().attemptKey());
     String attemptId = attemptIdOf(target.get());
     MagicOutputStream out =
-        new MagicOutputStream(
+        attempt.open(
             gateway,
             makeQualified(path).toString(),
             target.get(),
             attemptId,
             config.partSize(),
             config.magicBuffersPerStream(),
-            uploads.pool(),
-            attempt);
+            uploads.pool());
     return new FSDataOutputStream(out, statistics);
   }
 
@@ -209,7 +208,7 @@ public class MagicS3AFileSystem extends S3AFileSystem {
         .ifPresent(
             attempt -> {
               attempt.closed.forEach((relative, upload) -> files.put(relative, upload.length()));
-              attempt.open.forEach(out -> files.put(out.relative(), out.length()));
+              attempt.open.forEach(out -> files.put(out.name(), out.length()));
             });
     return files;
   }

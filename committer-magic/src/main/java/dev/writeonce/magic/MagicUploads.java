@@ -1,6 +1,7 @@
 package dev.writeonce.magic;
 
 import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.store.StoreGateway;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -8,6 +9,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ExecutorService;
 
 /**
  * The pending uploads of the task attempts running in this JVM, kept between the writers that
@@ -21,6 +23,41 @@ final class MagicUploads {
   static final class Attempt {
     final Map<String, PendingUpload> closed = new ConcurrentSkipListMap<>();
     final Set<MagicOutputStream> open = ConcurrentHashMap.newKeySet();
+
+    /** Opens a writer of this attempt: open until it closes, then pending under its name. */
+    MagicOutputStream open(
+        StoreGateway store,
+        String path,
+        MagicPaths.Target target,
+        String attemptId,
+        long partSize,
+        int buffers,
+        ExecutorService pool) {
+      String relative = target.relative();
+      MagicOutputStream out =
+          new MagicOutputStream(
+              store,
+              path,
+              target.finalKey(),
+              relative,
+              attemptId,
+              partSize,
+              buffers,
+              pool,
+              new MagicOutputStream.Listener() {
+                @Override
+                public void closed(MagicOutputStream stream, PendingUpload upload) {
+                  closed.put(relative, upload);
+                }
+
+                @Override
+                public void finished(MagicOutputStream stream) {
+                  open.remove(stream);
+                }
+              });
+      open.add(out);
+      return out;
+    }
   }
 
   private static final Map<String, Attempt> ATTEMPTS = new ConcurrentHashMap<>();

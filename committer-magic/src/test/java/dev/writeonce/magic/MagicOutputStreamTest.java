@@ -31,8 +31,8 @@ class MagicOutputStreamTest {
   private MagicOutputStream open(String relative, int buffers) {
     MagicPaths.Target target =
         MagicPaths.parse("t/__writeonce_magic-j/a_0/__base/" + relative).orElseThrow();
-    return new MagicOutputStream(
-        store, "s3a://bucket/t/.../" + relative, target, "a_0", PART, buffers, pool, attempt);
+    return attempt.open(
+        store, "s3a://bucket/t/.../" + relative, target, "a_0", PART, buffers, pool);
   }
 
   @Test

@@ -126,40 +126,26 @@ public final class ManifestFormats {
       out.writeStringField("uploadId", upload.uploadId());
       out.writeStringField("taskAttempt", upload.taskAttempt());
       out.writeNumberField("length", upload.length());
-      out.writeArrayFieldStart("parts");
-      for (UploadPart part : upload.parts()) {
-        out.writeStartObject();
-        out.writeNumberField("number", part.number());
-        out.writeStringField("etag", part.etag());
-        out.writeNumberField("size", part.size());
-        out.writeEndObject();
-      }
-      out.writeEndArray();
+      writeParts(out, upload.parts());
+      out.writeEndObject();
+    }
+    out.writeEndArray();
+  }
+
+  static void writeParts(JsonGenerator out, List<UploadPart> parts) throws IOException {
+    out.writeArrayFieldStart("parts");
+    for (UploadPart part : parts) {
+      out.writeStartObject();
+      out.writeNumberField("number", part.number());
+      out.writeStringField("etag", part.etag());
+      out.writeNumberField("size", part.size());
       out.writeEndObject();
     }
     out.writeEndArray();
   }
 
   private static PendingUpload readUpload(JsonNode node, String where) throws FormatException {
-    List<UploadPart> parts =
-        Json.list(
-            node,
-            "parts",
-            where,
-            (part, partWhere) -> {
-              try {
-                long number = Json.number(part, "number", partWhere);
-                if (number < 1 || number > UploadPart.MAX_PARTS) {
-                  throw new FormatException(partWhere, "part number " + number + " out of range");
-                }
-                return new UploadPart(
-                    (int) number,
-                    Json.text(part, "etag", partWhere),
-                    Json.number(part, "size", partWhere));
-              } catch (IllegalArgumentException e) {
-                throw new FormatException(partWhere, e.getMessage(), e);
-              }
-            });
+    List<UploadPart> parts = readParts(node, where);
     PendingUpload upload;
     try {
       upload =
@@ -179,5 +165,26 @@ public final class ManifestFormats {
           "declares length " + length + " but its parts add up to " + upload.length() + " bytes");
     }
     return upload;
+  }
+
+  static List<UploadPart> readParts(JsonNode node, String where) throws FormatException {
+    return Json.list(
+        node,
+        "parts",
+        where,
+        (part, partWhere) -> {
+          try {
+            long number = Json.number(part, "number", partWhere);
+            if (number < 1 || number > UploadPart.MAX_PARTS) {
+              throw new FormatException(partWhere, "part number " + number + " out of range");
+            }
+            return new UploadPart(
+                (int) number,
+                Json.text(part, "etag", partWhere),
+                Json.number(part, "size", partWhere));
+          } catch (IllegalArgumentException e) {
+            throw new FormatException(partWhere, e.getMessage(), e);
+          }
+        });
   }
 }

@@ -22,6 +22,7 @@ import org.apache.hadoop.fs.s3a.impl.PutObjectOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.core.ResponseBytes;
+import software.amazon.awssdk.core.ResponseInputStream;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
@@ -294,6 +295,46 @@ public final class S3StoreGateway implements StoreGateway {
       ResponseBytes<GetObjectResponse> bytes =
           call(RequestType.GET_OBJECT, "GetObject", key, () -> s3.getObjectAsBytes(request));
       return Optional.of(bytes.asByteArray());
+    } catch (StoreException e) {
+      if (e.is(ErrorKind.NOT_FOUND)) {
+        return Optional.empty();
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public Optional<PeekedObject> peekObject(
+      String key, int headBytes, java.util.function.Predicate<byte[]> wanted)
+      throws StoreException {
+    GetObjectRequest request =
+        requests == null
+            ? GetObjectRequest.builder().bucket(bucket).key(key).build()
+            : requests.newGetObjectRequestBuilder(key).build();
+    try {
+      ResponseInputStream<GetObjectResponse> in =
+          call(RequestType.GET_OBJECT, "GetObject", key, () -> s3.getObject(request));
+      try {
+        GetObjectResponse response = in.response();
+        long modified =
+            response.lastModified() == null ? 0 : response.lastModified().toEpochMilli();
+        ObjectInfo info = new ObjectInfo(key, response.contentLength(), response.eTag(), modified);
+        byte[] head = in.readNBytes(headBytes);
+        if (!wanted.test(head)) {
+          // Closing would drain the rest of a possibly large body: drop the connection instead.
+          in.abort();
+          return Optional.of(new PeekedObject(info, null));
+        }
+        byte[] rest = in.readAllBytes();
+        byte[] body = java.util.Arrays.copyOf(head, head.length + rest.length);
+        System.arraycopy(rest, 0, body, head.length, rest.length);
+        in.close();
+        return Optional.of(new PeekedObject(info, body));
+      } catch (IOException e) {
+        in.abort();
+        throw new StoreException(
+            ErrorKind.TRANSIENT, 0, "GetObject " + uri(key) + ": reading failed: " + e, e);
+      }
     } catch (StoreException e) {
       if (e.is(ErrorKind.NOT_FOUND)) {
         return Optional.empty();

@@ -60,6 +60,31 @@ public interface StoreGateway {
   /** Reads a whole small object (a manifest or a marker), or empty when it does not exist. */
   Optional<byte[]> getObject(String key) throws StoreException;
 
+  /**
+   * Reads an object whose body is wanted only if its first bytes match: the body is read in full
+   * when {@code wanted} accepts the first {@code headBytes} bytes (or the whole object, if
+   * shorter), and dropped unread otherwise, so a large object costs no transfer. Empty when it does
+   * not exist. Implementations send one GET; this default sends a HEAD and, for small objects, a
+   * GET.
+   */
+  default Optional<PeekedObject> peekObject(
+      String key, int headBytes, java.util.function.Predicate<byte[]> wanted)
+      throws StoreException {
+    Optional<ObjectInfo> info = headObject(key);
+    if (info.isEmpty()) {
+      return Optional.empty();
+    }
+    if (info.get().size() > 4L * headBytes) {
+      return Optional.of(new PeekedObject(info.get(), null));
+    }
+    byte[] body = getObject(key).orElse(null);
+    if (body == null) {
+      return Optional.empty();
+    }
+    byte[] head = java.util.Arrays.copyOf(body, Math.min(body.length, headBytes));
+    return Optional.of(new PeekedObject(info.get(), wanted.test(head) ? body : null));
+  }
+
   /** The object's metadata, or empty when it does not exist. */
   Optional<ObjectInfo> headObject(String key) throws StoreException;
 

@@ -1,0 +1,110 @@
+package dev.writeonce.shim;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * The rename shim's settings, parsed once when the filesystem starts. Every error names the key and
+ * the value at fault.
+ *
+ * @param enabled whether this bucket's temporary files become pending uploads
+ * @param rules the rules that recognise temporary directories and predict final keys
+ */
+public record ShimConfig(boolean enabled, ShimRules rules) {
+
+  public static final String PREFIX = "writeonce.shim.";
+
+  /** Turns the shim off without changing {@code fs.s3a.impl}: every path is plain S3A. */
+  public static final String ENABLED = PREFIX + "enabled";
+
+  public static final boolean ENABLED_DEFAULT = true;
+
+  /** Buckets the shim serves, comma-separated; empty means every bucket. */
+  public static final String BUCKETS = PREFIX + "buckets";
+
+  /** The rules in force, by name, comma-separated: built-in names or custom rules. */
+  public static final String RULES = PREFIX + "rules";
+
+  public static final String RULES_DEFAULT = "file-output-committer,spark-staging,hive";
+
+  /** A custom rule's pattern finding its temporary directory in a key. */
+  public static final String RULE_TEMPORARY = PREFIX + "rule.<name>.temporary";
+
+  /** A custom rule's pattern matching a whole key under its directory, capturing what stays. */
+  public static final String RULE_PREDICT = PREFIX + "rule.<name>.predict";
+
+  /** A custom rule's replacement forming the final key from the captured groups. */
+  public static final String RULE_FINAL = PREFIX + "rule.<name>.final";
+
+  /** File names written as ordinary objects even under temporary directories (a pattern). */
+  public static final String PLAIN_FILES = PREFIX + "plain-files";
+
+  public static final String PLAIN_FILES_DEFAULT = "_blob_manifest_file";
+
+  public static ShimConfig from(Configuration conf, String bucket) {
+    boolean enabled = conf.getBoolean(ENABLED, ENABLED_DEFAULT);
+    Set<String> buckets = new LinkedHashSet<>(conf.getTrimmedStringCollection(BUCKETS));
+    if (!buckets.isEmpty() && !buckets.contains(bucket)) {
+      enabled = false;
+    }
+    List<ShimRules.Rule> rules = new ArrayList<>();
+    for (String name : conf.getTrimmedStrings(RULES, RULES_DEFAULT.split(","))) {
+      rules.add(rule(conf, name));
+    }
+    return new ShimConfig(
+        enabled,
+        new ShimRules(
+            rules, pattern(PLAIN_FILES, conf.getTrimmed(PLAIN_FILES, PLAIN_FILES_DEFAULT))));
+  }
+
+  private static ShimRules.Rule rule(Configuration conf, String name) {
+    for (ShimRules.Rule rule : ShimRules.BUILT_IN) {
+      if (rule.name().equals(name)) {
+        return rule;
+      }
+    }
+    String temporary = RULE_TEMPORARY.replace("<name>", name);
+    String predict = RULE_PREDICT.replace("<name>", name);
+    String replacement = RULE_FINAL.replace("<name>", name);
+    String[] keys = {temporary, predict, replacement};
+    for (String key : keys) {
+      if (conf.getTrimmed(key, "").isEmpty()) {
+        throw new IllegalArgumentException(
+            RULES
+                + " names rule '"
+                + name
+                + "', which is not built in ("
+                + String.join(", ", builtInNames())
+                + ") and has no "
+                + key
+                + ": set "
+                + String.join(", ", keys)
+                + " or remove it from "
+                + RULES);
+      }
+    }
+    return new ShimRules.Rule(
+        name,
+        pattern(temporary, conf.getTrimmed(temporary)),
+        pattern(predict, conf.getTrimmed(predict)),
+        conf.getTrimmed(replacement));
+  }
+
+  private static List<String> builtInNames() {
+    return ShimRules.BUILT_IN.stream().map(ShimRules.Rule::name).toList();
+  }
+
+  private static Pattern pattern(String key, String value) {
+    try {
+      return Pattern.compile(value);
+    } catch (PatternSyntaxException e) {
+      throw new IllegalArgumentException(
+          key + " = '" + value + "' is not a valid regular expression: " + e.getDescription(), e);
+    }
+  }
+}

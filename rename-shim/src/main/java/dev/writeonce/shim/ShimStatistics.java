@@ -1,0 +1,76 @@
+package dev.writeonce.shim;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** What the shim did, counted per filesystem instance; the names appear in its logs. */
+public final class ShimStatistics {
+
+  final AtomicLong filesWritten = new AtomicLong();
+  final AtomicLong recordsWritten = new AtomicLong();
+  final AtomicLong recordsMoved = new AtomicLong();
+  final AtomicLong uploadsCompleted = new AtomicLong();
+  final AtomicLong uploadsAborted = new AtomicLong();
+  final AtomicLong misses = new AtomicLong();
+  final AtomicLong plainRenames = new AtomicLong();
+  final AtomicLong pendingReadsRefused = new AtomicLong();
+
+  /** Files written as pending uploads. */
+  public long filesWritten() {
+    return filesWritten.get();
+  }
+
+  /** Pending-file records written: one per file, two for files of more than one part. */
+  public long recordsWritten() {
+    return recordsWritten.get();
+  }
+
+  /** Records moved by renames between temporary locations (no data moved). */
+  public long recordsMoved() {
+    return recordsMoved.get();
+  }
+
+  /** Uploads completed by a rename into their predicted final location. */
+  public long uploadsCompleted() {
+    return uploadsCompleted.get();
+  }
+
+  /** Uploads aborted because their pending file or its directory was deleted. */
+  public long uploadsAborted() {
+    return uploadsAborted.get();
+  }
+
+  /** Renames the rules did not predict: completed, then copied server-side. */
+  public long misses() {
+    return misses.get();
+  }
+
+  /** Ordinary objects under temporary directories renamed the S3A way (COPY + DELETE). */
+  public long plainRenames() {
+    return plainRenames.get();
+  }
+
+  /** Reads of pending files refused. */
+  public long pendingReadsRefused() {
+    return pendingReadsRefused.get();
+  }
+
+  public Map<String, Long> asMap() {
+    Map<String, Long> map = new LinkedHashMap<>();
+    map.put("files_written", filesWritten());
+    map.put("records_written", recordsWritten());
+    map.put("records_moved", recordsMoved());
+    map.put("uploads_completed", uploadsCompleted());
+    map.put("uploads_aborted", uploadsAborted());
+    map.put("misses", misses());
+    map.put("plain_renames", plainRenames());
+    map.put("pending_reads_refused", pendingReadsRefused());
+    return map;
+  }
+
+  @Override
+  public String toString() {
+    return asMap().toString();
+  }
+}
