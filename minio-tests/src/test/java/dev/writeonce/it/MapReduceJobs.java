@@ -4,6 +4,7 @@ import dev.writeonce.core.committer.WriteonceCommitterFactory;
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.magic.MagicCommitter;
 import dev.writeonce.magic.MagicS3AFileSystem;
+import dev.writeonce.shim.RenameShimFileSystem;
 import dev.writeonce.teststore.TestStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -46,6 +47,25 @@ final class MapReduceJobs {
     conf.set(CommitterConfig.STAGING_DIR, scratch.resolve("writeonce-staging").toString());
     if (committer.equals(MagicCommitter.NAME)) {
       conf.set("fs.s3a.impl", MagicS3AFileSystem.class.getName());
+    }
+    return conf;
+  }
+
+  /**
+   * A job configuration for Hadoop's own FileOutputCommitter (rename-based) with the given
+   * algorithm version, on plain S3A or through the rename shim.
+   */
+  static Configuration classicConfiguration(
+      TestStore store, Path scratch, int algorithm, boolean shim) {
+    Configuration conf = store.configure(new Configuration());
+    conf.set("mapreduce.framework.name", "local");
+    conf.set(FileSystem.FS_DEFAULT_NAME_KEY, "file:///");
+    conf.set("hadoop.tmp.dir", scratch.resolve("hadoop").toString());
+    conf.set("mapreduce.jobtracker.staging.root.dir", scratch.resolve("mr-staging").toString());
+    conf.set("mapreduce.cluster.local.dir", scratch.resolve("mr-local").toString());
+    conf.setInt("mapreduce.fileoutputcommitter.algorithm.version", algorithm);
+    if (shim) {
+      conf.set("fs.s3a.impl", RenameShimFileSystem.class.getName());
     }
     return conf;
   }

@@ -7,6 +7,7 @@ import dev.writeonce.core.json.PendingFileFormat;
 import dev.writeonce.core.model.PendingFile;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.store.ErrorKind;
+import dev.writeonce.core.store.KeyProbe;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.S3StoreGateway;
@@ -281,12 +282,18 @@ public class RenameShimFileSystem extends S3AFileSystem {
     if (!temporary(key)) {
       return super.getFileStatus(path);
     }
-    Optional<Found> found = find(key);
-    if (found.isPresent() && found.get().isRecord()) {
-      return pendingStatus(path, found.get().record());
+    Cached cached = records.get(key);
+    if (cached != null) {
+      return pendingStatus(path, cached.file());
     }
-    if (found.isPresent()) {
-      ObjectInfo info = found.get().info();
+    // One LIST tells a file from a directory; only a file small enough to be a record is read.
+    KeyProbe probe = gateway.probe(key);
+    if (probe.file().isPresent()) {
+      ObjectInfo info = probe.file().get();
+      Optional<PendingFile> file = recordOf(key, info.size(), info.etag());
+      if (file.isPresent()) {
+        return pendingStatus(path, file.get());
+      }
       return new FileStatus(
           info.size(),
           false,
@@ -295,7 +302,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
           info.lastModifiedMillis(),
           makeQualified(path));
     }
-    if (!gateway.listChildren(key + "/", 1).isEmpty()) {
+    if (probe.directory()) {
       return new FileStatus(0, true, 1, 0, 0, makeQualified(path));
     }
     throw new FileNotFoundException("No such file or directory: " + makeQualified(path));
@@ -482,47 +489,43 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   // ---- renaming ---------------------------------------------------------------------------
 
-  /** What a key holds, from one LIST: a file, a directory, or nothing. */
-  private enum Kind {
-    FILE,
-    DIRECTORY,
-    NONE
-  }
-
-  private Kind probe(String key) throws IOException {
-    List<String> children = gateway.listChildren(key, 1000);
-    if (children.contains(key)) {
-      return Kind.FILE;
-    }
-    return children.contains(key + "/") ? Kind.DIRECTORY : Kind.NONE;
-  }
-
   @Override
   public boolean rename(Path src, Path dst) throws IOException {
     String srcKey = keyOf(src);
     if (!temporary(srcKey)) {
       return super.rename(src, dst);
     }
-    Optional<Found> found = find(srcKey);
-    if (found.isPresent() && !found.get().isRecord()) {
-      counters.plainRenames.incrementAndGet();
-      return super.rename(src, dst);
-    }
-    boolean isFile = found.isPresent();
-    if (!isFile && gateway.listChildren(srcKey + "/", 1).isEmpty()) {
-      LOG.debug("rename {} -> {}: source does not exist", src, dst);
-      return false;
+    // The source is usually a file this instance wrote or listed, or a directory: look there first.
+    PendingFile file = null;
+    List<ObjectInfo> under = List.of();
+    Cached cached = records.get(srcKey);
+    if (cached != null) {
+      file = cached.file();
+    } else {
+      under = gateway.listObjects(srcKey + "/");
+      if (under.isEmpty()) {
+        Optional<Found> found = find(srcKey);
+        if (found.isEmpty()) {
+          LOG.debug("rename {} -> {}: source does not exist", src, dst);
+          return false;
+        }
+        if (!found.get().isRecord()) {
+          counters.plainRenames.incrementAndGet();
+          return super.rename(src, dst);
+        }
+        file = found.get().record();
+      }
     }
     Optional<String> target = renameTarget(src, srcKey, keyOf(dst));
     if (target.isEmpty()) {
       LOG.debug("rename {} -> {}: destination exists or lies inside the source", src, dst);
       return false;
     }
-    if (isFile) {
-      move(srcKey, found.get().record(), target.get());
+    if (file != null) {
+      move(srcKey, file, target.get());
       deleteRecords(List.of(srcKey));
     } else {
-      renameDirectory(srcKey, target.get());
+      renameDirectory(srcKey, under, target.get());
     }
     return true;
   }
@@ -539,14 +542,15 @@ public class RenameShimFileSystem extends S3AFileSystem {
     if (dstKey.isEmpty()) {
       return Optional.of(src.getName());
     }
-    return switch (probe(dstKey)) {
-      case FILE -> Optional.empty();
-      case DIRECTORY -> {
-        String inside = dstKey + "/" + src.getName();
-        yield probe(inside) == Kind.NONE ? Optional.of(inside) : Optional.empty();
-      }
-      case NONE -> Optional.of(dstKey);
-    };
+    KeyProbe probe = gateway.probe(dstKey);
+    if (probe.file().isPresent()) {
+      return Optional.empty();
+    }
+    if (probe.directory()) {
+      String inside = dstKey + "/" + src.getName();
+      return gateway.probe(inside).exists() ? Optional.empty() : Optional.of(inside);
+    }
+    return Optional.of(dstKey);
   }
 
   /** Puts one pending file at a new key; the caller deletes the old record. */
@@ -593,7 +597,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
     String from = "s3a://" + getBucket() + "/" + srcKey;
     String to = "s3a://" + getBucket() + "/" + targetKey;
     String predicted = "s3a://" + getBucket() + "/" + upload.key();
-    if (probe(upload.key()) != Kind.NONE) {
+    if (gateway.probe(upload.key()).exists()) {
       throw new IOException(
           "cannot rename "
               + from
@@ -633,8 +637,8 @@ public class RenameShimFileSystem extends S3AFileSystem {
     }
   }
 
-  private void renameDirectory(String srcKey, String targetKey) throws IOException {
-    List<ObjectInfo> objects = gateway.listObjects(srcKey + "/");
+  private void renameDirectory(String srcKey, List<ObjectInfo> objects, String targetKey)
+      throws IOException {
     List<String> consumed = Collections.synchronizedList(new ArrayList<>());
     List<Callable<Void>> work = new ArrayList<>();
     boolean anyFile = false;
@@ -686,27 +690,44 @@ public class RenameShimFileSystem extends S3AFileSystem {
       return super.delete(path, recursive);
     }
     String key = keyOf(path);
-    if (temporary(key)) {
+    if (!temporary(key)) {
+      if (recursive) {
+        abortRecordsUnder(gateway.listObjects(key.isEmpty() ? "" : key + "/"));
+      }
+      return super.delete(path, recursive);
+    }
+    Cached cached = records.get(key);
+    if (cached != null) {
+      abort(cached.file());
+      deleteRecords(List.of(key));
+      return true;
+    }
+    List<ObjectInfo> under = gateway.listObjects(key + "/");
+    if (under.isEmpty()) {
       Optional<Found> found = find(key);
       if (found.isPresent() && found.get().isRecord()) {
         abort(found.get().record());
         deleteRecords(List.of(key));
         return true;
       }
-      if (found.isPresent()) {
-        return super.delete(path, recursive);
-      }
+      return found.isPresent() && super.delete(path, recursive);
     }
-    if (recursive) {
-      abortRecordsUnder(key.isEmpty() ? "" : key + "/");
+    boolean onlyMarker = under.size() == 1 && under.get(0).key().equals(key + "/");
+    if (!recursive && !onlyMarker) {
+      return super.delete(path, false); // refuses a non-empty directory, as S3A does
     }
-    return super.delete(path, recursive);
+    // A temporary tree holds records and markers only: abort, then delete it in bulk.
+    abortRecordsUnder(under);
+    List<String> keys = new ArrayList<>(under.size());
+    under.forEach(object -> keys.add(object.key()));
+    deleteRecords(keys);
+    return true;
   }
 
   /** Aborts the upload of every pending file under a prefix; their records go with the delete. */
-  private void abortRecordsUnder(String prefix) throws IOException {
+  private void abortRecordsUnder(List<ObjectInfo> objects) throws IOException {
     List<Callable<Void>> work = new ArrayList<>();
-    for (ObjectInfo object : gateway.listObjects(prefix)) {
+    for (ObjectInfo object : objects) {
       String key = object.key();
       if (key.endsWith("/") || !temporary(key)) {
         continue;

@@ -380,6 +380,32 @@ public final class S3StoreGateway implements StoreGateway {
   }
 
   @Override
+  public KeyProbe probe(String key) throws StoreException {
+    // Keys that share the prefix but sort before key + "/" (key.crc, key-1) come first: a page of
+    // 1,000 covers every practical case; a longer run of them reads as "no directory".
+    ListObjectsV2Request request =
+        ListObjectsV2Request.builder()
+            .bucket(bucket)
+            .prefix(key)
+            .delimiter("/")
+            .maxKeys(1000)
+            .build();
+    ListObjectsV2Response page =
+        call(RequestType.LIST_OBJECTS, "ListObjectsV2", key, () -> s3.listObjectsV2(request));
+    ObjectInfo object = null;
+    for (S3Object found : page.contents()) {
+      if (found.key().equals(key)) {
+        long modified = found.lastModified() == null ? 0 : found.lastModified().toEpochMilli();
+        object = new ObjectInfo(key, found.size(), found.eTag(), modified);
+      }
+    }
+    String directory = key + "/";
+    boolean isDirectory =
+        page.commonPrefixes().stream().anyMatch(p -> p.prefix().equals(directory));
+    return new KeyProbe(object, isDirectory);
+  }
+
+  @Override
   public List<ObjectInfo> listObjects(String prefix) throws StoreException {
     List<ObjectInfo> found = new ArrayList<>();
     String token = null;

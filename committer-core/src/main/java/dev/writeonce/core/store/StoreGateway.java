@@ -94,6 +94,16 @@ public interface StoreGateway {
    */
   List<String> listChildren(String prefix, int maxEntries) throws StoreException;
 
+  /**
+   * Whether a key is a file, a directory or both, in one LIST request with delimiter '/' and the
+   * key as prefix. This default asks {@link #listChildren} and, for a file, {@link #headObject}.
+   */
+  default KeyProbe probe(String key) throws StoreException {
+    List<String> children = listChildren(key, 1000);
+    ObjectInfo object = children.contains(key) ? headObject(key).orElse(null) : null;
+    return new KeyProbe(object, children.contains(key + "/"));
+  }
+
   /** Every object under a prefix, in key order, across as many LIST pages as needed. */
   List<ObjectInfo> listObjects(String prefix) throws StoreException;
 

@@ -1,0 +1,431 @@
+package dev.writeonce.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.shim.PendingFileNotReadableException;
+import dev.writeonce.shim.RenameShimFileSystem;
+import dev.writeonce.shim.ShimStatistics;
+import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.TestStore;
+import dev.writeonce.teststore.Traffic;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.JobID;
+import org.apache.hadoop.mapreduce.JobStatus;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter;
+import org.apache.hadoop.mapreduce.task.JobContextImpl;
+import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Hadoop's plain FileOutputCommitter, unmodified, through the rename shim: real LocalJobRunner jobs
+ * compared with the same jobs on plain S3A, and the committer protocol driven step by step where
+ * the runner cannot fail a task. Every count comes from the store's own meter.
+ */
+abstract class AbstractRenameShimIT {
+
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(AbstractRenameShimIT.class);
+
+  private static final int TASKS = 8;
+  private static final int LINES_PER_TASK = 60_000;
+
+  protected abstract TestStore store();
+
+  @TempDir Path scratch;
+
+  /** One job's outcome: its output, read back, and what the store counted. */
+  record Run(String label, Map<String, String> output, long dataBytes, int files, Traffic traffic) {
+    double requestsPerFile() {
+      return (double) traffic.totalRequests() / files;
+    }
+  }
+
+  private Configuration configuration(int algorithm, boolean shim) {
+    Configuration conf = MapReduceJobs.classicConfiguration(store(), scratch, algorithm, shim);
+    // Files of more than one part, so the shim's early record and part streaming are exercised.
+    conf.set(CommitterConfig.PART_SIZE, "5M");
+    return conf;
+  }
+
+  private Path input() throws IOException {
+    Path dir = scratch.resolve("input");
+    if (Files.isDirectory(dir)) {
+      return dir;
+    }
+    Files.createDirectories(dir);
+    String padding = "x".repeat(80);
+    for (int task = 0; task < TASKS; task++) {
+      StringBuilder text = new StringBuilder();
+      for (int line = 0; line < LINES_PER_TASK; line++) {
+        text.append("day=")
+            .append(1 + (task + line) % 3)
+            .append(",task ")
+            .append(task)
+            .append(" line ")
+            .append(line)
+            .append(' ')
+            .append(padding)
+            .append('\n');
+      }
+      Files.writeString(dir.resolve("input-" + task + ".txt"), text);
+    }
+    return dir;
+  }
+
+  private Run run(String label, int algorithm, boolean shim, boolean partitioned) throws Exception {
+    String bucket = store().newBucket("shim-" + label);
+    Configuration conf = configuration(algorithm, shim);
+    String destination = "s3a://" + bucket + "/out";
+    Job job =
+        partitioned
+            ? MapReduceJobs.partitionedJob(conf, input(), destination)
+            : MapReduceJobs.copyJob(conf, input(), destination);
+    Traffic before = store().meter().read();
+    assertThat(job.waitForCompletion(false)).as("job %s succeeded", label).isTrue();
+    Traffic traffic = store().meter().read().minus(before);
+
+    BucketView view = new BucketView(store(), bucket);
+    Map<String, String> output = new TreeMap<>();
+    long bytes = 0;
+    int files = 0;
+    for (String key : view.keys("")) {
+      String text = view.read(key);
+      output.put(key, text);
+      if (!key.endsWith("_SUCCESS") && !key.endsWith("/")) {
+        bytes += text.getBytes(StandardCharsets.UTF_8).length;
+        files++;
+      }
+    }
+    LOG.info("{}: {} files, {} bytes, {}", label, files, bytes, traffic);
+    return new Run(label, output, bytes, files, traffic);
+  }
+
+  private ShimStatistics shimOf(String uri) throws IOException {
+    return ((RenameShimFileSystem) FileSystem.get(java.net.URI.create(uri), configuration(1, true)))
+        .shimStatistics();
+  }
+
+  /** The invariants of a job through the shim: no COPY, no DeleteObject, data sent once. */
+  private void assertWrittenOnce(Run run) {
+    assertThat(run.traffic().requests(S3Api.COPY_OBJECT)).as("COPY in %s", run.label()).isZero();
+    assertThat(run.traffic().requests(S3Api.DELETE_OBJECT))
+        .as("DeleteObject in %s: records go by DeleteObjects, data is never deleted", run.label())
+        .isZero();
+    assertThat(run.traffic().requests(S3Api.COMPLETE_MULTIPART_UPLOAD))
+        .as("one completion per file")
+        .isEqualTo(run.files());
+    assertThat(run.traffic().bytesReceived())
+        .as("bytes the store received in %s, against %d output bytes", run.label(), run.dataBytes())
+        .isBetween(run.dataBytes(), (long) (run.dataBytes() * 1.02));
+    assertThat(run.output().keySet())
+        .as("nothing left under temporary directories")
+        .noneMatch(key -> key.contains("_temporary"));
+  }
+
+  private void assertNoOpenUploads(String bucket, Iterable<String> keys) {
+    List<String> all = new ArrayList<>();
+    keys.forEach(all::add);
+    assertThat(new BucketView(store(), bucket).openUploads(all)).as("open uploads").isEmpty();
+  }
+
+  @Test
+  void fileOutputCommitterV1AndV2ThroughTheShimMatchPlainS3aWithoutCopyingData() throws Exception {
+    List<Run> runs = new ArrayList<>();
+    for (int algorithm : new int[] {1, 2}) {
+      Run plain = run("v" + algorithm + "-plain", algorithm, false, false);
+      Run shim = run("v" + algorithm + "-shim", algorithm, true, false);
+
+      assertThat(shim.output()).as("output of v%d", algorithm).isEqualTo(plain.output());
+      assertThat(shim.files()).isEqualTo(TASKS);
+      assertWrittenOnce(shim);
+      assertThat(plain.traffic().requests(S3Api.COPY_OBJECT))
+          .as("plain S3A renames by COPY")
+          .isGreaterThanOrEqualTo(plain.files());
+      runs.add(plain);
+      runs.add(shim);
+    }
+    writeComparison(runs);
+  }
+
+  @Test
+  void aPartitionedJobOfV1ThroughTheShimMergesDirectoriesWithoutCopyingData() throws Exception {
+    Run plain = run("part-plain", 1, false, true);
+    Run shim = run("part-shim", 1, true, true);
+
+    assertThat(shim.output()).isEqualTo(plain.output());
+    assertThat(shim.output().keySet())
+        .anyMatch(key -> key.startsWith("out/day=1/"))
+        .anyMatch(key -> key.startsWith("out/day=3/"));
+    assertThat(shim.files()).isEqualTo(3 * TASKS);
+    assertWrittenOnce(shim);
+  }
+
+  /** A comparison table in Markdown, for docs/rename-shim.md. */
+  private void writeComparison(List<Run> runs) throws IOException {
+    StringBuilder table = new StringBuilder();
+    table.append(
+        String.format(
+            Locale.ROOT,
+            "Store: %s. %d map tasks, one output file each, %.1f MiB in all; one run.%n%n",
+            store().name(),
+            TASKS,
+            runs.get(0).dataBytes() / 1048576.0));
+    table.append(
+        "| commit | requests | requests per file | COPY | COPY bytes / data bytes | DeleteObject"
+            + " | PUT | multipart (create/part/complete) | HEAD | LIST | bytes received /"
+            + " data bytes |\n");
+    table.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (Run run : runs) {
+      Traffic t = run.traffic();
+      table.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %d | %.1f | %d | %.2f | %d | %d | %d/%d/%d | %d | %d | %.3f |%n",
+              describe(run.label()),
+              t.totalRequests(),
+              run.requestsPerFile(),
+              t.requests(S3Api.COPY_OBJECT),
+              // Every COPY moves one whole output file, and all files have the same size.
+              (double) t.requests(S3Api.COPY_OBJECT) / run.files(),
+              t.requests(S3Api.DELETE_OBJECT),
+              t.requests(S3Api.PUT_OBJECT),
+              t.requests(S3Api.CREATE_MULTIPART_UPLOAD),
+              t.requests(S3Api.UPLOAD_PART),
+              t.requests(S3Api.COMPLETE_MULTIPART_UPLOAD),
+              t.requests(S3Api.HEAD_OBJECT),
+              t.requests(S3Api.LIST_OBJECTS),
+              (double) t.bytesReceived() / run.dataBytes()));
+    }
+    Path report =
+        Path.of(System.getProperty("writeonce.project.root", ".."))
+            .resolve("minio-tests/target/rename-shim-" + store().name() + ".md");
+    Files.createDirectories(report.getParent());
+    Files.writeString(report, table);
+    LOG.info("rename shim comparison, written to {}:\n{}", report, table);
+  }
+
+  private static String describe(String label) {
+    String[] parts = label.split("-");
+    return "FileOutputCommitter " + parts[0] + (parts[1].equals("shim") ? ", shim" : ", plain S3A");
+  }
+
+  // ---- the committer protocol step by step --------------------------------------------------
+
+  private TaskAttemptContext attempt(Configuration conf, int task, int attempt) {
+    return new TaskAttemptContextImpl(
+        conf, new TaskAttemptID("2026112222", 7, TaskType.MAP, task, attempt));
+  }
+
+  private static org.apache.hadoop.fs.Path write(
+      FileOutputCommitter committer, TaskAttemptContext context, String text) throws IOException {
+    org.apache.hadoop.fs.Path file =
+        new org.apache.hadoop.fs.Path(
+            committer.getWorkPath(),
+            String.format(
+                Locale.ROOT, "part-m-%05d", context.getTaskAttemptID().getTaskID().getId()));
+    FileSystem fs = file.getFileSystem(context.getConfiguration());
+    try (FSDataOutputStream out = fs.create(file, false)) {
+      out.write(text.getBytes(StandardCharsets.UTF_8));
+    }
+    return file;
+  }
+
+  @Test
+  void aFailedAttemptIsAbortedAndItsRetryLeavesExactlyOneFile() throws Exception {
+    String bucket = store().newBucket("shim-retry");
+    Configuration conf = configuration(1, true);
+    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("s3a://" + bucket + "/out");
+    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
+    JobContext job = new JobContextImpl(conf, new JobID("2026112222", 7));
+    FileOutputCommitter jobCommitter = new FileOutputCommitter(out, job);
+    jobCommitter.setupJob(job);
+
+    TaskAttemptContext first = attempt(conf, 0, 0);
+    FileOutputCommitter firstCommitter = new FileOutputCommitter(out, first);
+    firstCommitter.setupTask(first);
+    org.apache.hadoop.fs.Path firstFile = write(firstCommitter, first, "first attempt\n");
+    FileSystem fs = firstFile.getFileSystem(conf);
+    assertThat(fs.getFileStatus(firstFile).getLen())
+        .as("a pending file's real length")
+        .isEqualTo(14);
+    firstCommitter.abortTask(first);
+
+    TaskAttemptContext second = attempt(conf, 0, 1);
+    FileOutputCommitter secondCommitter = new FileOutputCommitter(out, second);
+    secondCommitter.setupTask(second);
+    write(secondCommitter, second, "second attempt\n");
+    assertThat(secondCommitter.needsTaskCommit(second)).isTrue();
+    secondCommitter.commitTask(second);
+    jobCommitter.commitJob(job);
+
+    BucketView view = new BucketView(store(), bucket);
+    assertThat(view.keys("")).containsExactly("out/_SUCCESS", "out/part-m-00000");
+    assertThat(view.read("out/part-m-00000")).isEqualTo("second attempt\n");
+    assertNoOpenUploads(bucket, List.of("out/part-m-00000"));
+    assertThat(shimOf(out.toString()).uploadsAborted()).isGreaterThanOrEqualTo(1);
+  }
+
+  @Test
+  void anAbortedJobLeavesNothingVisibleAndNoOpenUpload() throws Exception {
+    String bucket = store().newBucket("shim-abort");
+    Configuration conf = configuration(1, true);
+    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("s3a://" + bucket + "/out");
+    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
+    JobContext job = new JobContextImpl(conf, new JobID("2026112222", 8));
+    FileOutputCommitter jobCommitter = new FileOutputCommitter(out, job);
+    jobCommitter.setupJob(job);
+    List<String> finalKeys = new ArrayList<>();
+    for (int task = 0; task < 3; task++) {
+      TaskAttemptContext context = attempt(conf, task, 0);
+      FileOutputCommitter committer = new FileOutputCommitter(out, context);
+      committer.setupTask(context);
+      write(committer, context, "task " + task + "\n");
+      committer.commitTask(context);
+      finalKeys.add(String.format(Locale.ROOT, "out/part-m-%05d", task));
+    }
+    // A fourth attempt still uncommitted when the job fails.
+    TaskAttemptContext running = attempt(conf, 3, 0);
+    FileOutputCommitter runningCommitter = new FileOutputCommitter(out, running);
+    runningCommitter.setupTask(running);
+    write(runningCommitter, running, "task 3\n");
+    finalKeys.add("out/part-m-00003");
+
+    jobCommitter.abortJob(job, JobStatus.State.FAILED);
+
+    BucketView view = new BucketView(store(), bucket);
+    assertThat(view.keys("")).as("objects after abort").isEmpty();
+    assertNoOpenUploads(bucket, finalKeys);
+  }
+
+  // ---- a rename the rules did not predict -----------------------------------------------------
+
+  @Test
+  void aRenameToAnUnpredictedNameIsCompletedCopiedAndCountedAsAMiss() throws Exception {
+    String bucket = store().newBucket("shim-miss");
+    Configuration conf = configuration(1, true);
+    String base = "s3a://" + bucket + "/out";
+    org.apache.hadoop.fs.Path pending =
+        new org.apache.hadoop.fs.Path(
+            base + "/_temporary/0/_temporary/attempt_2026112222_0009_m_000000_0/part-m-00000");
+    FileSystem fs = pending.getFileSystem(conf);
+    long missesBefore = shimOf(base).misses();
+    try (FSDataOutputStream out = fs.create(pending, false)) {
+      out.write("mispredicted\n".getBytes(StandardCharsets.UTF_8));
+    }
+    assertThatThrownBy(() -> fs.open(pending).close())
+        .isInstanceOf(PendingFileNotReadableException.class)
+        .hasMessageContaining(pending.toString())
+        .hasMessageContaining("hive.merge.mapfiles=false");
+
+    Traffic before = store().meter().read();
+    assertThat(fs.rename(pending, new org.apache.hadoop.fs.Path(base + "/renamed-00000"))).isTrue();
+    Traffic rename = store().meter().read().minus(before);
+
+    BucketView view = new BucketView(store(), bucket);
+    assertThat(view.keys("")).containsExactly("out/renamed-00000");
+    assertThat(view.read("out/renamed-00000")).isEqualTo("mispredicted\n");
+    assertThat(rename.requests(S3Api.COPY_OBJECT)).as("a miss costs one COPY").isEqualTo(1);
+    assertThat(shimOf(base).misses()).isEqualTo(missesBefore + 1);
+  }
+
+  @Test
+  void aMissThatWouldOverwriteAnExistingObjectIsRefusedAndTheDataStaysAbortable() throws Exception {
+    String bucket = store().newBucket("shim-clobber");
+    Configuration conf = configuration(1, true);
+    String base = "s3a://" + bucket + "/out";
+    BucketView view = new BucketView(store(), bucket);
+    view.put("out/000000_0", "earlier insert\n");
+    org.apache.hadoop.fs.Path pending =
+        new org.apache.hadoop.fs.Path(
+            base + "/_temporary/0/_temporary/attempt_2026112222_0010_m_000000_0/000000_0");
+    FileSystem fs = pending.getFileSystem(conf);
+    try (FSDataOutputStream out = fs.create(pending, false)) {
+      out.write("later insert\n".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertThatThrownBy(
+            () -> fs.rename(pending, new org.apache.hadoop.fs.Path(base + "/000000_0_copy_1")))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("would be overwritten")
+        .hasMessageContaining(base + "/000000_0_copy_1");
+    assertThat(view.read("out/000000_0")).isEqualTo("earlier insert\n");
+
+    assertThat(fs.delete(new org.apache.hadoop.fs.Path(base + "/_temporary"), true)).isTrue();
+    assertThat(view.keys("")).containsExactly("out/000000_0");
+    assertNoOpenUploads(bucket, List.of("out/000000_0"));
+  }
+
+  @Test
+  void listingsAndSummariesOfTemporaryDirectoriesReportPendingFilesWithTheirLengths()
+      throws Exception {
+    String bucket = store().newBucket("shim-list");
+    Configuration conf = configuration(1, true);
+    String attemptDir =
+        "s3a://" + bucket + "/out/_temporary/0/_temporary/attempt_2026112222_0011_m_000000_0";
+    FileSystem fs = new org.apache.hadoop.fs.Path(attemptDir).getFileSystem(conf);
+    byte[] big = new byte[(6 << 20) + 3];
+    Arrays.fill(big, (byte) 'b');
+    for (String name : new String[] {"a/part-0", "a/part-1", "big"}) {
+      try (FSDataOutputStream out =
+          fs.create(new org.apache.hadoop.fs.Path(attemptDir + "/" + name), false)) {
+        out.write(name.equals("big") ? big : name.getBytes(StandardCharsets.UTF_8));
+      }
+    }
+    // A second filesystem instance knows nothing of what the first wrote: it reads the records.
+    FileSystem other = FileSystem.newInstance(java.net.URI.create(attemptDir), conf);
+    try {
+      org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path(attemptDir);
+      Map<String, Long> listed = new TreeMap<>();
+      for (FileStatus status : other.listStatus(new org.apache.hadoop.fs.Path(dir, "a"))) {
+        listed.put(status.getPath().getName(), status.getLen());
+      }
+      assertThat(listed).containsEntry("part-0", 8L).containsEntry("part-1", 8L);
+      assertThat(other.getFileStatus(new org.apache.hadoop.fs.Path(dir, "big")).getLen())
+          .isEqualTo(big.length);
+      assertThat(other.getContentSummary(dir).getLength()).isEqualTo(big.length + 16L);
+      assertThat(other.getContentSummary(dir).getFileCount()).isEqualTo(3);
+      long recursive = 0;
+      var files = other.listFiles(dir, true);
+      while (files.hasNext()) {
+        recursive += files.next().getLen();
+      }
+      assertThat(recursive).isEqualTo(big.length + 16L);
+      assertThat(other.globStatus(new org.apache.hadoop.fs.Path(attemptDir + "/a/part-*")))
+          .extracting(FileStatus::getLen)
+          .containsExactly(8L, 8L);
+      assertThat(other.exists(new org.apache.hadoop.fs.Path(dir, "a/part-1"))).isTrue();
+      assertThat(other.getFileStatus(new org.apache.hadoop.fs.Path(dir, "a")).isDirectory())
+          .isTrue();
+    } finally {
+      other.close();
+    }
+    assertThat(new BucketView(store(), bucket).keys("out/").stream())
+        .as("nothing outside the temporary directory before any rename")
+        .allMatch(key -> key.contains("_temporary"));
+    fs.delete(new org.apache.hadoop.fs.Path("s3a://" + bucket + "/out"), true);
+    assertThat(new BucketView(store(), bucket).keys("")).isEmpty();
+    assertNoOpenUploads(bucket, List.of("out/a/part-0", "out/a/part-1", "out/big"));
+  }
+}
