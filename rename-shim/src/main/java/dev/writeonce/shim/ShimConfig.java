@@ -44,7 +44,7 @@ public record ShimConfig(boolean enabled, ShimRules rules) {
   /** File names written as ordinary objects even under temporary directories (a pattern). */
   public static final String PLAIN_FILES = PREFIX + "plain-files";
 
-  public static final String PLAIN_FILES_DEFAULT = "_blob_manifest_file";
+  public static final String PLAIN_FILES_DEFAULT = "_SUCCESS|_blob_manifest_file";
 
   public static ShimConfig from(Configuration conf, String bucket) {
     boolean enabled = conf.getBoolean(ENABLED, ENABLED_DEFAULT);

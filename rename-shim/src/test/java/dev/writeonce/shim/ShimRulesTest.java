@@ -58,6 +58,7 @@ class ShimRulesTest {
     assertThat(
             rules.predictFinalKey("warehouse/t/.hive-staging_x-1/-ext-10000/_blob_manifest_file"))
         .isEmpty();
+    assertThat(rules.predictFinalKey("out/.spark-staging-1/_SUCCESS")).isEmpty();
     assertThat(rules.predictFinalKey("out/part-m-00000")).isEmpty();
     assertThat(rules.isTemporary("out/part-m-00000")).isFalse();
     assertThat(rules.predictFinalKey("out/_temporary/0/stray-file"))

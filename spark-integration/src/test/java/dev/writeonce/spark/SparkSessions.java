@@ -19,19 +19,22 @@ final class SparkSessions {
   private SparkSessions() {}
 
   static SparkSession.Builder builder(String master, TestStore store, Path scratch) {
+    return plainBuilder(master, store)
+        .config("spark.sql.sources.commitProtocolClass", WriteonceCommitProtocol.class.getName())
+        .config("spark.hadoop.fs.s3a.impl", MagicS3AFileSystem.class.getName())
+        .config(
+            "spark.hadoop." + CommitterConfig.STAGING_DIR, scratch.resolve("staging").toString());
+  }
+
+  /** A session with Spark's own commit protocol: no setting of this library. */
+  static SparkSession.Builder plainBuilder(String master, TestStore store) {
     SparkSession.Builder builder =
         SparkSession.builder()
             .master(master)
             .appName("writeonce-it")
             .config("spark.ui.enabled", "false")
             .config("spark.driver.host", "127.0.0.1")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .config(
-                "spark.sql.sources.commitProtocolClass", WriteonceCommitProtocol.class.getName())
-            .config("spark.hadoop.fs.s3a.impl", MagicS3AFileSystem.class.getName())
-            .config(
-                "spark.hadoop." + CommitterConfig.STAGING_DIR,
-                scratch.resolve("staging").toString());
+            .config("spark.driver.bindAddress", "127.0.0.1");
     for (Map.Entry<String, String> setting : store.configure(new Configuration(false))) {
       builder.config("spark.hadoop." + setting.getKey(), setting.getValue());
     }
