@@ -53,6 +53,11 @@ abstract class AbstractRenameShimIT {
 
   protected abstract TestStore store();
 
+  /** Settings a store needs for FileOutputCommitter itself, with or without the shim. */
+  protected Configuration storeSettings(Configuration conf) {
+    return conf;
+  }
+
   @TempDir Path scratch;
 
   /** One job's outcome: its output, read back, and what the store counted. */
@@ -66,7 +71,7 @@ abstract class AbstractRenameShimIT {
     Configuration conf = MapReduceJobs.classicConfiguration(store(), scratch, algorithm, shim);
     // Files of more than one part, so the shim's early record and part streaming are exercised.
     conf.set(CommitterConfig.PART_SIZE, "5M");
-    return conf;
+    return storeSettings(conf);
   }
 
   private Path input() throws IOException {

@@ -446,6 +446,24 @@ public class RenameShimFileSystem extends S3AFileSystem {
         .build();
   }
 
+  /**
+   * A temporary directory is one marker object, written without S3A's checks of every parent: a
+   * temporary path lies under the job's output, which the job has already checked.
+   */
+  @Override
+  public boolean mkdirs(Path path, FsPermission permission) throws IOException {
+    String key = keyOf(path);
+    if (!temporary(key)) {
+      return super.mkdirs(path, permission);
+    }
+    if (records.containsKey(key)) {
+      throw new org.apache.hadoop.fs.FileAlreadyExistsException(
+          "cannot create directory " + makeQualified(path) + ": it is a pending file");
+    }
+    gateway.putObject(key + "/", new byte[0], false);
+    return true;
+  }
+
   // ---- reading ----------------------------------------------------------------------------
 
   @Override

@@ -33,15 +33,21 @@ abstract class AbstractSparkShimIT {
 
   protected abstract TestStore store();
 
+  /** Hadoop settings a store needs for FileOutputCommitter itself, with or without the shim. */
+  protected Map<String, String> storeSettings() {
+    return Map.of();
+  }
+
   private SparkSession spark;
 
   @BeforeAll
   void startSpark() {
-    spark =
+    SparkSession.Builder builder =
         SparkSessions.plainBuilder("local[2,2]", store())
             .config("spark.hadoop.fs.s3a.impl", RenameShimFileSystem.class.getName())
-            .config("spark.sql.shuffle.partitions", "4")
-            .getOrCreate();
+            .config("spark.sql.shuffle.partitions", "4");
+    storeSettings().forEach((key, value) -> builder.config("spark.hadoop." + key, value));
+    spark = builder.getOrCreate();
   }
 
   @AfterAll
