@@ -1,49 +1,67 @@
 package dev.writeonce.cli;
 
-import java.util.Arrays;
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
 
-/** The operator command. Exit codes: 0 success, 1 the operation failed, 2 bad usage. */
-public final class Main {
+/**
+ * The operator command.
+ *
+ * <p>Exit codes: 0 success (for inspect: nothing needs attention), 1 the operation failed, 2 bad
+ * usage or a destination that cannot be used, 3 inspect found jobs that need recovery or records
+ * that cannot be read.
+ */
+@Command(
+    name = "writeonce",
+    mixinStandardHelpOptions = true,
+    version = "writeonce 0.1.0",
+    description = "Operate on destinations written by the writeonce committers.",
+    subcommands = {
+      DemoCommand.class,
+      InspectCommand.class,
+      RecoverCommand.class,
+      PurgeCommand.class
+    },
+    footer = {
+      "",
+      "Exit codes: 0 success, 1 the operation failed, 2 bad usage or unusable destination,",
+      "3 (inspect) jobs need recovery or records are damaged."
+    })
+public final class Main implements Runnable {
 
-  private Main() {}
+  public static final int OK = 0;
+  public static final int FAILED = 1;
+  public static final int USAGE = 2;
+  public static final int ATTENTION = 3;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
-    System.exit(run(args));
+    System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
   }
 
-  static int run(String[] args) {
-    if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h")) {
-      System.out.println(usage());
-      return args.length == 0 ? 2 : 0;
-    }
-    String[] rest = Arrays.copyOfRange(args, 1, args.length);
-    try {
-      switch (args[0]) {
-        case "demo":
-          return Demo.run(rest);
-        default:
-          System.err.println("writeonce: unknown command '" + args[0] + "'\n" + usage());
-          return 2;
-      }
-    } catch (IllegalArgumentException e) {
-      System.err.println("writeonce: " + e.getMessage());
-      return 2;
-    } catch (Exception e) {
-      System.err.println("writeonce: " + args[0] + " failed: " + e.getMessage());
-      return 1;
-    }
+  /** Runs the command with its output and errors going to the given writers. */
+  public static int run(PrintWriter out, PrintWriter err, String... args) {
+    CommandLine line = new CommandLine(new Main());
+    line.setOut(out);
+    line.setErr(err);
+    line.setExitCodeExceptionMapper(
+        e ->
+            e instanceof IllegalArgumentException || e instanceof CommandLine.ParameterException
+                ? USAGE
+                : FAILED);
+    line.setExecutionExceptionHandler(
+        (e, commandLine, parseResult) -> {
+          commandLine
+              .getErr()
+              .println("writeonce " + commandLine.getCommandName() + ": " + Messages.of(e));
+          return commandLine.getExitCodeExceptionMapper().getExitCode(e);
+        });
+    return line.execute(args);
   }
 
-  static String usage() {
-    return String.join(
-        "\n",
-        "usage: writeonce <command> [options]",
-        "",
-        "commands:",
-        "  demo [--files N] [--tasks N]   start a local MinIO, stage N files as pending multipart",
-        "                                 uploads from N tasks, commit them through the job",
-        "                                 manifest, and print the store's own request counts",
-        "",
-        "exit codes: 0 success, 1 the operation failed, 2 bad usage");
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
   }
 }

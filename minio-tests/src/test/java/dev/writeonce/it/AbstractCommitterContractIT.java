@@ -1,14 +1,24 @@
 package dev.writeonce.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.engine.JobCommitEngine;
+import dev.writeonce.core.engine.JobCommitRequest;
 import dev.writeonce.core.json.SuccessDataFormat;
+import dev.writeonce.core.model.ConflictMode;
+import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.SuccessData;
+import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.model.UploadPart;
+import dev.writeonce.core.store.ErrorKind;
+import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.testing.FaultInjectingStore;
+import dev.writeonce.core.testing.PendingUploads;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
@@ -59,10 +69,11 @@ abstract class AbstractCommitterContractIT {
   static final int REQUESTS_PER_TASK = 2;
 
   /**
-   * Per job: FileOutputFormat's output check (HEAD + LIST), the LIST of task manifests, the PUT of
-   * the job manifest and of _SUCCESS, the LIST and two DeleteObjects of the job's records.
+   * Per job: FileOutputFormat's output check (HEAD + LIST), the LIST for unfinished jobs at setup,
+   * the LIST of task manifests, the PUT of the job manifest and of _SUCCESS, the LIST and two
+   * DeleteObjects of the job's records.
    */
-  static final int REQUESTS_PER_JOB = 8;
+  static final int REQUESTS_PER_JOB = 9;
 
   protected abstract TestStore store();
 
@@ -205,6 +216,50 @@ abstract class AbstractCommitterContractIT {
     assertThat(view.keys("out/part-")).containsExactly("out/part-m-00000");
     assertThat(view.read("out/part-m-00000")).isEqualTo("second attempt\n");
     assertThat(view.openUploads(List.of("out/part-m-00000"))).isEmpty();
+  }
+
+  @Test
+  void aNewJobFailsOnACommittedButUnfinishedJobOrFinishesItFirstWhenConfigured() throws Exception {
+    Destination out = Destination.of(view.uri("out/"));
+    List<String> earlier = List.of("out/earlier-0", "out/earlier-1", "out/earlier-2");
+    TaskManifest task =
+        PendingUploads.task(gateway, "job_earlier_0001", "attempt_earlier_m_000000_0", earlier);
+    FaultInjectingStore crashing =
+        new FaultInjectingStore(gateway).failFrom(RequestType.COMPLETE_UPLOAD, 2, ErrorKind.FATAL);
+    assertThatThrownBy(
+            () ->
+                new JobCommitEngine(crashing, CommitterConfig.defaults(), out)
+                    .commit(
+                        new JobCommitRequest(
+                            "job_earlier_0001",
+                            committerName(),
+                            ConflictMode.APPEND,
+                            List.of(task),
+                            List.of())))
+        .as("the earlier job stops after its commit point")
+        .isInstanceOf(IOException.class);
+
+    Configuration conf = protocolConf();
+    JobContext job = new JobContextImpl(conf, jobId);
+    assertThatThrownBy(() -> committer(conf, attempt(conf, 0, 0)).setupJob(job))
+        .hasMessageContaining("job_earlier_0001")
+        .hasMessageContaining("writeonce recover " + out)
+        .hasMessageContaining(CommitterConfig.RECOVERY_ON_SETUP + "=recover");
+    assertThat(view.keys("out/earlier-")).hasSize(1);
+
+    conf.set(CommitterConfig.RECOVERY_ON_SETUP, "recover");
+    JobContext recovering = new JobContextImpl(conf, jobId);
+    committer(conf, attempt(conf, 0, 0)).setupJob(recovering);
+    TaskAttemptContext context = attempt(conf, 0, 0);
+    PathOutputCommitter committer = committer(conf, context);
+    committer.setupTask(context);
+    writeOutput(conf, committer, "part-m-00000", "new job\n");
+    committer.commitTask(context);
+    committer(conf, attempt(conf, 0, 0)).commitJob(recovering);
+
+    assertThat(view.keys("out/")).containsAll(earlier).contains("out/part-m-00000");
+    assertThat(view.openUploads(earlier)).isEmpty();
+    assertThat(view.keys("out/_writeonce/")).isEmpty();
   }
 
   @Test

@@ -6,6 +6,7 @@ import dev.writeonce.core.engine.CommitResult;
 import dev.writeonce.core.engine.InvalidJobException;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobCommitRequest;
+import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobLayout;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
@@ -134,6 +135,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
 
   @Override
   public void setupJob(JobContext context) throws IOException {
+    finishUnfinishedJobs(jobId(context));
     conflicts.checkAtSetup(store(), new JobLayout(destination), config.conflictMode());
     LOG.info(
         "Job {}: committer {} writes to {} in conflict mode {}",
@@ -141,6 +143,45 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
         name,
         destination,
         config.conflictMode().id());
+  }
+
+  /**
+   * A job that passed its commit point on this destination without finishing is finished before a
+   * new job starts, or the new job fails naming it: its output is decided and must not be mixed
+   * with the new job's. One LIST when there is none, the usual case.
+   */
+  private void finishUnfinishedJobs(String newJobId) throws IOException {
+    JobLayout layout = new JobLayout(destination);
+    if (store().listChildren(layout.recordsPrefix() + "jobs/", 1).isEmpty()) {
+      return;
+    }
+    List<JobInspector.Job> unfinished =
+        new JobInspector(store(), layout).inspect().in(JobInspector.State.COMMITTED_UNFINISHED);
+    for (JobInspector.Job job : unfinished) {
+      if (!config.recoverOnSetup()) {
+        throw new IOException(
+            "job "
+                + newJobId
+                + " cannot start: "
+                + destination
+                + " holds job "
+                + job.jobId()
+                + ", which passed its commit point but did not finish ("
+                + job.files()
+                + " files). Run 'writeonce recover "
+                + destination
+                + "', or set "
+                + CommitterConfig.RECOVERY_ON_SETUP
+                + "=recover to let job setup finish it");
+      }
+      LOG.warn(
+          "Job {}: finishing job {} first, committed on {} but unfinished ({}=recover)",
+          newJobId,
+          job.jobId(),
+          destination,
+          CommitterConfig.RECOVERY_ON_SETUP);
+      engine().resume(job.jobId());
+    }
   }
 
   @Override

@@ -17,6 +17,8 @@ import org.apache.hadoop.conf.Configuration;
  * @param stagingDir local directory where staging committers' tasks write
  * @param magicBuffersPerStream part buffers one magic writer may hold, filling or uploading
  * @param magicUploadThreads threads of one filesystem that upload magic writers' parts
+ * @param recoverOnSetup whether job setup finishes earlier committed-but-unfinished jobs on its
+ *     destination (else it fails, naming them and the recover command)
  */
 public record CommitterConfig(
     int commitThreads,
@@ -27,7 +29,8 @@ public record CommitterConfig(
     int taskUploadThreads,
     String stagingDir,
     int magicBuffersPerStream,
-    int magicUploadThreads) {
+    int magicUploadThreads,
+    boolean recoverOnSetup) {
 
   /** Prefix of every key of this library. */
   public static final String PREFIX = "writeonce.";
@@ -108,6 +111,15 @@ public record CommitterConfig(
   public static final int MAGIC_UPLOAD_THREADS_DEFAULT = 8;
   static final int MAGIC_UPLOAD_THREADS_MAX = 256;
 
+  /**
+   * What job setup does when its destination holds a job that passed its commit point but did not
+   * finish: {@code fail} (naming the job and {@code writeonce recover}) or {@code recover} it
+   * first.
+   */
+  public static final String RECOVERY_ON_SETUP = PREFIX + "recovery.on-setup";
+
+  public static final String RECOVERY_ON_SETUP_DEFAULT = "fail";
+
   public CommitterConfig {
     checkRange(MAGIC_BUFFERS_PER_STREAM, magicBuffersPerStream, 1, MAGIC_BUFFERS_PER_STREAM_MAX);
     checkRange(MAGIC_UPLOAD_THREADS, magicUploadThreads, 1, MAGIC_UPLOAD_THREADS_MAX);
@@ -146,7 +158,18 @@ public record CommitterConfig(
         conf.getInt(TASK_UPLOAD_THREADS, TASK_UPLOAD_THREADS_DEFAULT),
         stagingDir(conf),
         conf.getInt(MAGIC_BUFFERS_PER_STREAM, MAGIC_BUFFERS_PER_STREAM_DEFAULT),
-        conf.getInt(MAGIC_UPLOAD_THREADS, MAGIC_UPLOAD_THREADS_DEFAULT));
+        conf.getInt(MAGIC_UPLOAD_THREADS, MAGIC_UPLOAD_THREADS_DEFAULT),
+        recoverOnSetup(conf.getTrimmed(RECOVERY_ON_SETUP, RECOVERY_ON_SETUP_DEFAULT)));
+  }
+
+  private static boolean recoverOnSetup(String value) {
+    return switch (value) {
+      case "fail" -> false;
+      case "recover" -> true;
+      default ->
+          throw new IllegalArgumentException(
+              RECOVERY_ON_SETUP + " = '" + value + "': use 'fail' or 'recover'");
+    };
   }
 
   /** The staging directory with Hadoop variables such as {@code hadoop.tmp.dir} expanded. */

@@ -24,6 +24,11 @@ public final class RequestCounters {
   }
 
   /** A copy of the current counts. */
+  /** All requests sent so far. */
+  public long total() {
+    return snapshot().values().stream().mapToLong(Long::longValue).sum();
+  }
+
   public EnumMap<RequestType, Long> snapshot() {
     EnumMap<RequestType, Long> copy = new EnumMap<>(RequestType.class);
     counts.forEach((type, count) -> copy.put(type, count.sum()));

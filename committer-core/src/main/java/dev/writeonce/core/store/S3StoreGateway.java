@@ -238,6 +238,11 @@ public final class S3StoreGateway implements StoreGateway {
 
   @Override
   public List<OpenUpload> listUploads(String key) throws StoreException {
+    return listUploadsUnder(key).stream().filter(upload -> upload.key().equals(key)).toList();
+  }
+
+  @Override
+  public List<OpenUpload> listUploadsUnder(String key) throws StoreException {
     List<OpenUpload> found = new ArrayList<>();
     String keyMarker = null;
     String uploadIdMarker = null;
@@ -254,7 +259,7 @@ public final class S3StoreGateway implements StoreGateway {
               key,
               () -> s3.listMultipartUploads(request.build()));
       for (MultipartUpload upload : page.uploads()) {
-        if (upload.key().equals(key)) {
+        if (upload.key().startsWith(key)) {
           long initiated = upload.initiated() == null ? 0 : upload.initiated().toEpochMilli();
           found.add(new OpenUpload(upload.key(), upload.uploadId(), initiated));
         }

@@ -49,6 +49,15 @@ public interface StoreGateway {
   List<OpenUpload> listUploads(String key) throws StoreException;
 
   /**
+   * The uploads open for keys starting with a prefix, by ListMultipartUploads with that prefix.
+   * Honoured by AWS S3 and Ceph RGW; MinIO matches only exact keys and returns nothing for a
+   * directory prefix, so callers must not rely on this to find a job's uploads.
+   */
+  default List<OpenUpload> listUploadsUnder(String prefix) throws StoreException {
+    throw new UnsupportedOperationException("listing uploads by prefix");
+  }
+
+  /**
    * Writes a small object in one request.
    *
    * @param ifNoneMatch send {@code If-None-Match: *}: fail with {@link

@@ -22,7 +22,8 @@ class CommitterConfigTest {
                 8,
                 System.getProperty("java.io.tmpdir") + "/writeonce-staging",
                 2,
-                8));
+                8,
+                false));
   }
 
   @Test
@@ -49,7 +50,8 @@ class CommitterConfigTest {
                 2,
                 "/data/tmp/writeonce-staging",
                 3,
-                4));
+                4,
+                false));
     conf.set(CommitterConfig.STAGING_DIR, " /ssd/staging ");
     assertThat(CommitterConfig.from(conf).stagingDir()).isEqualTo("/ssd/staging");
   }

@@ -46,7 +46,8 @@ class JobCommitEngineTest {
         2,
         "/tmp",
         2,
-        2);
+        2,
+        false);
   }
 
   private List<TaskManifest> tasks(int taskCount, int filesPerTask) throws Exception {

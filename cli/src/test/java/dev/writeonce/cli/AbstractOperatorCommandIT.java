@@ -1,0 +1,318 @@
+package dev.writeonce.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.engine.JobCommitEngine;
+import dev.writeonce.core.engine.JobCommitRequest;
+import dev.writeonce.core.engine.JobLayout;
+import dev.writeonce.core.engine.JobRecords;
+import dev.writeonce.core.json.PendingFileFormat;
+import dev.writeonce.core.model.ConflictMode;
+import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.PendingFile;
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.ErrorKind;
+import dev.writeonce.core.store.RequestType;
+import dev.writeonce.core.store.S3StoreGateway;
+import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.testing.FaultInjectingStore;
+import dev.writeonce.core.testing.PendingUploads;
+import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.TestStore;
+import dev.writeonce.teststore.Traffic;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operator command against a real store: jobs left in each state by the engine (a fault stops
+ * it where needed), then inspect, recover and purge as an operator runs them, with the store's own
+ * counters and a check that no secret is ever printed or stored.
+ */
+abstract class AbstractOperatorCommandIT {
+
+  protected abstract TestStore store();
+
+  private String bucket;
+  private BucketView view;
+  private Destination destination;
+  private FileSystem fs;
+  private StoreGateway gateway;
+  private final List<String> printed = new ArrayList<>();
+
+  @BeforeEach
+  void newDestination() throws Exception {
+    bucket = store().newBucket("cli");
+    view = new BucketView(store(), bucket);
+    destination = Destination.of("s3a://" + bucket + "/table/");
+    fs = FileSystem.newInstance(URI.create("s3a://" + bucket + "/"), configuration());
+    gateway = S3StoreGateway.forFileSystem(fs);
+  }
+
+  @AfterEach
+  void noSecretWasPrintedOrStored() throws Exception {
+    try {
+      Map<String, String> conf = settings();
+      List<String> secrets =
+          List.of(
+              conf.get("fs.s3a.secret.key"), conf.get("fs.s3a.access.key"), "wrong-secret-1234");
+      for (String text : printed) {
+        for (String secret : secrets) {
+          assertThat(text).as("command output").doesNotContain(secret);
+        }
+      }
+      for (String key : view.keys("")) {
+        if (view.size(key) < 1 << 20) {
+          String content = view.read(key);
+          for (String secret : secrets) {
+            assertThat(content).as("object %s", key).doesNotContain(secret);
+          }
+        }
+      }
+    } finally {
+      fs.close();
+    }
+  }
+
+  private Configuration configuration() {
+    return store().configure(new Configuration());
+  }
+
+  private Map<String, String> settings() {
+    Map<String, String> settings = new java.util.TreeMap<>();
+    store()
+        .configure(new Configuration(false))
+        .forEach(e -> settings.put(e.getKey(), e.getValue()));
+    return settings;
+  }
+
+  /** The arguments an operator passes to reach the store: every fs.s3a setting as --conf. */
+  private List<String> storeArguments(Map<String, String> overrides) {
+    Map<String, String> settings = settings();
+    settings.putAll(overrides);
+    List<String> args = new ArrayList<>();
+    settings.forEach((key, value) -> args.add("--conf=" + key + "=" + value));
+    return args;
+  }
+
+  /** Exit code, output and errors of one command. */
+  record Result(int exit, String out, String err) {}
+
+  private Result run(String command, String dest, Map<String, String> overrides, String... more) {
+    List<String> args = new ArrayList<>();
+    args.add(command);
+    args.add(dest);
+    args.addAll(storeArguments(overrides));
+    args.addAll(List.of(more));
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit =
+        Main.run(
+            new PrintWriter(out, true), new PrintWriter(err, true), args.toArray(new String[0]));
+    printed.add(out.toString());
+    printed.add(err.toString());
+    return new Result(exit, out.toString(), err.toString());
+  }
+
+  private Result run(String command, String... more) {
+    return run(command, destination.toString(), Map.of(), more);
+  }
+
+  private List<String> keys(int count, String prefix) {
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      keys.add(destination.prefix() + prefix + String.format("part-%05d", i));
+    }
+    return keys;
+  }
+
+  /** Leaves a job committed (manifest written) with only some uploads completed. */
+  private List<String> committedButUnfinishedJob(String jobId) throws Exception {
+    List<String> keys = keys(12, "");
+    List<TaskManifest> tasks = new ArrayList<>();
+    tasks.add(
+        PendingUploads.task(
+            gateway, jobId, "attempt_" + jobId + "_m_000000_0", keys.subList(0, 6)));
+    tasks.add(
+        PendingUploads.task(
+            gateway, jobId, "attempt_" + jobId + "_m_000001_0", keys.subList(6, 12)));
+    FaultInjectingStore crashing =
+        new FaultInjectingStore(gateway).failFrom(RequestType.COMPLETE_UPLOAD, 5, ErrorKind.FATAL);
+    CommitterConfig config = CommitterConfig.from(configuration());
+    try {
+      new JobCommitEngine(crashing, config, destination)
+          .commit(new JobCommitRequest(jobId, "directory", ConflictMode.APPEND, tasks, List.of()));
+    } catch (Exception expected) {
+      // The fault stops the commit after its commit point.
+    }
+    assertThat(view.keys(destination.prefix() + "_writeonce/jobs/" + jobId + "/"))
+        .contains(destination.prefix() + "_writeonce/jobs/" + jobId + "/manifest.json");
+    return keys;
+  }
+
+  /** Leaves a job whose tasks committed but whose job commit never ran. */
+  private List<String> uncommittedJob(String jobId) throws Exception {
+    List<String> keys = keys(4, "day=1/");
+    JobRecords records = new JobRecords(gateway, new JobLayout(destination));
+    records.saveTaskManifest(
+        PendingUploads.task(gateway, jobId, "attempt_" + jobId + "_m_000000_0", keys));
+    return keys;
+  }
+
+  @Test
+  void recoverFinishesACommittedJobFromItsManifestAndInspectSaysSoBeforeAndAfter()
+      throws Exception {
+    List<String> keys = committedButUnfinishedJob("job_cli_0001");
+
+    Result before = run("inspect");
+    assertThat(before.exit()).isEqualTo(Main.ATTENTION);
+    assertThat(before.out()).contains("job job_cli_0001: COMMITTED BUT UNFINISHED");
+
+    Traffic start = store().meter().read();
+    Result recover = run("recover");
+    Traffic traffic = store().meter().read().minus(start);
+
+    assertThat(recover.exit()).as(recover.err()).isZero();
+    assertThat(recover.out()).contains("job job_cli_0001 finished: 12 files");
+    assertThat(view.keys(destination.prefix()))
+        .containsAll(keys)
+        .contains(destination.prefix() + "_SUCCESS")
+        .noneMatch(key -> key.contains("_writeonce/"));
+    assertThat(view.openUploads(keys)).isEmpty();
+    assertThat(traffic.requests(S3Api.COPY_OBJECT)).isZero();
+    for (String key : keys) {
+      assertThat(view.read(key).getBytes(StandardCharsets.UTF_8))
+          .isEqualTo(PendingUploads.contentOf(key));
+    }
+    Result after = run("inspect");
+    assertThat(after.exit()).isZero();
+    assertThat(after.out()).contains("_SUCCESS: job job_cli_0001").contains("jobs: none");
+    assertThat(run("recover").out()).contains("nothing to recover");
+  }
+
+  @Test
+  void recoverAbortsAnAbandonedUncommittedJobAndLeavesAYoungOneAlone() throws Exception {
+    List<String> keys = uncommittedJob("job_cli_0002");
+
+    Result young = run("recover");
+    assertThat(young.exit()).isZero();
+    assertThat(young.out()).contains("leave uncommitted job job_cli_0002");
+    assertThat(view.openUploads(keys)).hasSize(keys.size());
+
+    Result old = run("recover", "--min-age=0s");
+    assertThat(old.exit()).as(old.err()).isZero();
+    assertThat(old.out()).contains("abort 4 uploads of uncommitted job job_cli_0002");
+    assertThat(view.openUploads(keys)).isEmpty();
+    assertThat(view.keys("")).as("nothing visible, no records").isEmpty();
+  }
+
+  @Test
+  void purgeIsADryRunUntilYesAndNeverTouchesACommittedJob() throws Exception {
+    List<String> uncommitted = uncommittedJob("job_cli_0003");
+    List<String> committed = committedButUnfinishedJob("job_cli_0004");
+    PendingUpload shimUpload =
+        PendingUploads.upload(
+            gateway, destination.prefix() + "part-shim", new byte[] {1, 2, 3}, "a");
+    String recordKey =
+        destination.prefix() + "_temporary/0/_temporary/attempt_x_m_000000_0/part-shim";
+    gateway.putObject(
+        recordKey, PendingFileFormat.toJson(PendingFile.closed(shimUpload, 1L)), false);
+
+    Traffic start = store().meter().read();
+    Result dry = run("purge", "--older-than=0s");
+    Traffic dryTraffic = store().meter().read().minus(start);
+    assertThat(dry.exit()).as(dry.err()).isZero();
+    assertThat(dry.out())
+        .contains("would abort 4 uploads of uncommitted job job_cli_0003")
+        .contains("would abort the upload to " + destination.uriOf(shimUpload.key()))
+        .contains("job job_cli_0004 is committed: not purged");
+    assertThat(dryTraffic.requests(S3Api.ABORT_MULTIPART_UPLOAD)).isZero();
+    assertThat(dryTraffic.requests(S3Api.DELETE_OBJECTS) + dryTraffic.requests(S3Api.DELETE_OBJECT))
+        .isZero();
+
+    Result purge = run("purge", "--older-than=0s", "--yes");
+    assertThat(purge.exit()).as(purge.err()).isZero();
+    assertThat(view.openUploads(uncommitted)).isEmpty();
+    assertThat(view.openUploads(List.of(shimUpload.key()))).isEmpty();
+    assertThat(view.keys("")).doesNotContain(recordKey);
+    assertThat(run("recover").out()).contains("finish committed job job_cli_0004");
+    assertThat(view.keys("")).containsAll(committed);
+  }
+
+  @Test
+  void aDamagedManifestIsReportedAndNothingOfItsJobIsCompletedOrDeleted() throws Exception {
+    List<String> keys = uncommittedJob("job_cli_0005");
+    String manifest = destination.prefix() + "_writeonce/jobs/job_cli_0005/manifest.json";
+    view.put(manifest, "{\"format\" : \"writeonce.job-manifest\", \"version\" : 1, \"jobId\" : ");
+
+    Traffic start = store().meter().read();
+    Result inspect = run("inspect");
+    Result recover = run("recover", "--min-age=0s");
+    Traffic traffic = store().meter().read().minus(start);
+
+    assertThat(inspect.exit()).isEqualTo(Main.ATTENTION);
+    assertThat(inspect.out()).contains("DAMAGED").contains(destination.uriOf(manifest));
+    assertThat(recover.exit()).isEqualTo(Main.FAILED);
+    assertThat(recover.err()).contains(destination.uriOf(manifest)).contains("left untouched");
+    assertThat(traffic.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isZero();
+    assertThat(traffic.requests(S3Api.ABORT_MULTIPART_UPLOAD)).isZero();
+    assertThat(traffic.requests(S3Api.DELETE_OBJECTS) + traffic.requests(S3Api.DELETE_OBJECT))
+        .isZero();
+    assertThat(view.openUploads(keys)).hasSize(keys.size());
+  }
+
+  @Test
+  void aManifestNamingKeysOutsideItsDestinationIsRefused() throws Exception {
+    List<String> keys = committedButUnfinishedJob("job_cli_0006");
+    String manifestKey = destination.prefix() + "_writeonce/jobs/job_cli_0006/manifest.json";
+    String forged =
+        view.read(manifestKey)
+            .replace("\"key\" : \"table/part-00011\"", "\"key\" : \"other/part-00011\"");
+    assertThat(forged).contains("other/part-00011");
+    view.put(manifestKey, forged);
+
+    Traffic start = store().meter().read();
+    Result recover = run("recover");
+    Traffic traffic = store().meter().read().minus(start);
+
+    assertThat(recover.exit()).isEqualTo(Main.FAILED);
+    assertThat(recover.err()).contains("other/part-00011");
+    assertThat(traffic.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isZero();
+    assertThat(traffic.requests(S3Api.DELETE_OBJECTS) + traffic.requests(S3Api.DELETE_OBJECT))
+        .isZero();
+    assertThat(view.keys("")).noneMatch(key -> key.startsWith("other/"));
+    assertThat(view.openUploads(keys.subList(4, 12))).isNotEmpty();
+  }
+
+  @Test
+  void badDestinationsAndWrongCredentialsFailWithAClearMessage() throws Exception {
+    Result missingBucket = run("inspect", "s3a://no-such-bucket-" + bucket + "/t/", Map.of());
+    assertThat(missingBucket.exit()).isEqualTo(Main.FAILED);
+    assertThat(missingBucket.err()).contains("the bucket does not exist");
+
+    Result notADestination = run("inspect", "/tmp/table", Map.of());
+    assertThat(notADestination.exit()).isEqualTo(Main.USAGE);
+    assertThat(notADestination.err()).contains("is not a destination");
+
+    Result wrongSecret =
+        run("recover", destination.toString(), Map.of("fs.s3a.secret.key", "wrong-secret-1234"));
+    assertThat(wrongSecret.exit()).isEqualTo(Main.FAILED);
+    assertThat(wrongSecret.err()).contains("cannot read " + destination);
+
+    Result badDuration = run("purge", "--older-than=soon");
+    assertThat(badDuration.exit()).isEqualTo(Main.USAGE);
+    assertThat(badDuration.err()).contains("not a duration");
+  }
+}

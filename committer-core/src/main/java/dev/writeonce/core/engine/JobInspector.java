@@ -1,0 +1,142 @@
+package dev.writeonce.core.engine;
+
+import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.SuccessData;
+import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.ObjectInfo;
+import dev.writeonce.core.store.StoreException;
+import dev.writeonce.core.store.StoreGateway;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * Reads the state of every job of this library under a destination from its records alone: which
+ * jobs are finished, which passed their commit point without finishing (recovery rolls them
+ * forward), and which never reached it (their recorded uploads are open until aborted). Sends one
+ * LIST for the records, one GET per job manifest and per task manifest of uncommitted jobs, and one
+ * GET of {@code _SUCCESS}.
+ */
+public final class JobInspector {
+
+  /** Where a job stands. */
+  public enum State {
+    /** {@code _SUCCESS} names the job; only its records are left. */
+    FINISHED,
+    /** The job manifest exists but the job did not finish: recovery completes it. */
+    COMMITTED_UNFINISHED,
+    /** No job manifest: the job is running, or was abandoned with its uploads open. */
+    UNCOMMITTED,
+    /** A record of the job cannot be read; nothing is done to it. */
+    DAMAGED
+  }
+
+  /**
+   * One job found under the destination.
+   *
+   * @param jobId the job's id
+   * @param state where it stands
+   * @param files files in its manifest, or in its task manifests when uncommitted
+   * @param bytes their bytes
+   * @param uploads its recorded uploads (of task manifests when uncommitted)
+   * @param lastModifiedMillis the newest of its records
+   * @param problem why it is damaged, or null
+   */
+  public record Job(
+      String jobId,
+      State state,
+      int files,
+      long bytes,
+      List<PendingUpload> uploads,
+      long lastModifiedMillis,
+      String problem) {}
+
+  /**
+   * What a destination holds.
+   *
+   * @param jobs the jobs with records, by id
+   * @param success the {@code _SUCCESS} there, if any
+   * @param successProblem why {@code _SUCCESS} could not be read, or null
+   */
+  public record Report(List<Job> jobs, Optional<SuccessData> success, String successProblem) {
+
+    /** Jobs in one state. */
+    public List<Job> in(State state) {
+      return jobs.stream().filter(job -> job.state() == state).toList();
+    }
+  }
+
+  private final StoreGateway store;
+  private final JobRecords records;
+  private final JobLayout layout;
+
+  public JobInspector(StoreGateway store, JobLayout layout) {
+    this.store = store;
+    this.layout = layout;
+    this.records = new JobRecords(store, layout);
+  }
+
+  public Report inspect() throws StoreException {
+    Map<String, Long> newest = new TreeMap<>();
+    String jobsPrefix = layout.recordsPrefix() + "jobs/";
+    for (ObjectInfo object : store.listObjects(jobsPrefix)) {
+      String rest = object.key().substring(jobsPrefix.length());
+      int slash = rest.indexOf('/');
+      if (slash > 0) {
+        newest.merge(rest.substring(0, slash), object.lastModifiedMillis(), Math::max);
+      }
+    }
+    Optional<SuccessData> success = Optional.empty();
+    String successProblem = null;
+    try {
+      success = records.loadSuccess();
+    } catch (FormatException e) {
+      successProblem = e.getMessage();
+    }
+    List<Job> jobs = new ArrayList<>();
+    for (Map.Entry<String, Long> job : newest.entrySet()) {
+      jobs.add(inspect(job.getKey(), job.getValue(), success));
+    }
+    return new Report(jobs, success, successProblem);
+  }
+
+  private Job inspect(String jobId, long modified, Optional<SuccessData> success)
+      throws StoreException {
+    try {
+      Optional<JobManifest> manifest = records.loadJobManifest(jobId);
+      if (manifest.isPresent()) {
+        JobManifest m = manifest.get();
+        boolean finished = success.isPresent() && success.get().jobId().equals(jobId);
+        return new Job(
+            jobId,
+            finished ? State.FINISHED : State.COMMITTED_UNFINISHED,
+            m.uploads().size(),
+            m.totalBytes(),
+            m.uploads(),
+            modified,
+            null);
+      }
+      Map<String, PendingUpload> uploads = new LinkedHashMap<>();
+      for (String key : records.taskManifestKeys(jobId)) {
+        Optional<TaskManifest> task = records.loadTaskManifest(jobId, key);
+        task.ifPresent(t -> t.uploads().forEach(u -> uploads.put(u.uploadId(), u)));
+      }
+      long bytes = uploads.values().stream().mapToLong(PendingUpload::length).sum();
+      return new Job(
+          jobId,
+          State.UNCOMMITTED,
+          uploads.size(),
+          bytes,
+          List.copyOf(uploads.values()),
+          modified,
+          null);
+    } catch (FormatException | IllegalArgumentException e) {
+      return new Job(jobId, State.DAMAGED, 0, 0, List.of(), modified, e.getMessage());
+    }
+  }
+}
