@@ -31,6 +31,10 @@ public final class FaultInjectingStore implements StoreGateway {
   private final Map<RequestType, AtomicInteger> calls = new EnumMap<>(RequestType.class);
   private final Map<RequestType, Fault> faults = new EnumMap<>(RequestType.class);
 
+  private record Pause(int atCall, Runnable onPause) {}
+
+  private final Map<RequestType, Pause> pauses = new EnumMap<>(RequestType.class);
+
   public FaultInjectingStore(StoreGateway delegate) {
     this.delegate = delegate;
     for (RequestType type : RequestType.values()) {
@@ -60,6 +64,15 @@ public final class FaultInjectingStore implements StoreGateway {
     return this;
   }
 
+  /**
+   * The Nth call of this type runs {@code onPause} and then waits forever, unsent: the process is
+   * then killed from outside, as a crash at exactly that request.
+   */
+  public synchronized FaultInjectingStore pauseAt(RequestType type, int nthCall, Runnable onPause) {
+    pauses.put(type, new Pause(nthCall, onPause));
+    return this;
+  }
+
   /** Removes every fault; counts go on. */
   public synchronized FaultInjectingStore heal() {
     faults.clear();
@@ -78,8 +91,14 @@ public final class FaultInjectingStore implements StoreGateway {
   private <T> T call(RequestType type, String what, Call<T> action) throws StoreException {
     int n = calls.get(type).incrementAndGet();
     Fault fault;
+    Pause pause;
     synchronized (this) {
       fault = faults.get(type);
+      pause = pauses.get(type);
+    }
+    if (pause != null && pause.atCall() == n) {
+      pause.onPause().run();
+      waitForever();
     }
     boolean hit = fault != null && n >= fault.fromCall() && n <= fault.untilCall();
     if (hit && !fault.afterDelegate()) {
@@ -90,6 +109,15 @@ public final class FaultInjectingStore implements StoreGateway {
       throw injected(type, n, what, fault);
     }
     return result;
+  }
+
+  private static void waitForever() throws StoreException {
+    try {
+      Thread.sleep(Long.MAX_VALUE);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StoreException(ErrorKind.TRANSIENT, 0, "interrupted while paused", e);
+    }
   }
 
   private static StoreException injected(RequestType type, int n, String what, Fault fault) {
