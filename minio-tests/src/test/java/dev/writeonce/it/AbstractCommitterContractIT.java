@@ -241,6 +241,9 @@ abstract class AbstractCommitterContractIT {
 
     Configuration conf = protocolConf();
     JobContext job = new JobContextImpl(conf, jobId);
+    committer(conf, attempt(conf, 0, 0)).setupJob(job);
+    // A job committed moments ago is left to its own driver; once idle long enough, it is not.
+    conf.set(CommitterConfig.RECOVERY_STALE_AFTER, "0s");
     assertThatThrownBy(() -> committer(conf, attempt(conf, 0, 0)).setupJob(job))
         .hasMessageContaining("job_earlier_0001")
         .hasMessageContaining("writeonce recover " + out)

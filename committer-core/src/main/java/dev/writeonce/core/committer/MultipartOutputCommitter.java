@@ -155,9 +155,19 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     if (store().listChildren(layout.recordsPrefix() + "jobs/", 1).isEmpty()) {
       return;
     }
+    long idleSince = System.currentTimeMillis() - config.unfinishedAfterMillis();
     List<JobInspector.Job> unfinished =
         new JobInspector(store(), layout).inspect().in(JobInspector.State.COMMITTED_UNFINISHED);
     for (JobInspector.Job job : unfinished) {
+      if (job.lastModifiedMillis() > idleSince) {
+        // Committed moments ago: its own driver is most likely finishing it right now.
+        LOG.info(
+            "Job {}: job {} on {} is committed and still finishing; leaving it to its driver",
+            newJobId,
+            job.jobId(),
+            destination);
+        continue;
+      }
       if (!config.recoverOnSetup()) {
         throw new IOException(
             "job "

@@ -1,6 +1,7 @@
 package dev.writeonce.core.config;
 
 import dev.writeonce.core.model.ConflictMode;
+import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 
 /**
@@ -19,6 +20,8 @@ import org.apache.hadoop.conf.Configuration;
  * @param magicUploadThreads threads of one filesystem that upload magic writers' parts
  * @param recoverOnSetup whether job setup finishes earlier committed-but-unfinished jobs on its
  *     destination (else it fails, naming them and the recover command)
+ * @param unfinishedAfterMillis how long a committed job's newest record must be idle before job
+ *     setup treats the job as abandoned rather than being finished by its own driver
  */
 public record CommitterConfig(
     int commitThreads,
@@ -30,7 +33,8 @@ public record CommitterConfig(
     String stagingDir,
     int magicBuffersPerStream,
     int magicUploadThreads,
-    boolean recoverOnSetup) {
+    boolean recoverOnSetup,
+    long unfinishedAfterMillis) {
 
   /** Prefix of every key of this library. */
   public static final String PREFIX = "writeonce.";
@@ -120,6 +124,14 @@ public record CommitterConfig(
 
   public static final String RECOVERY_ON_SETUP_DEFAULT = "fail";
 
+  /**
+   * How long a committed job's newest record must be idle before job setup treats it as unfinished;
+   * younger ones are left to their own driver, so concurrent jobs do not trip over each other.
+   */
+  public static final String RECOVERY_STALE_AFTER = PREFIX + "recovery.stale-after";
+
+  public static final String RECOVERY_STALE_AFTER_DEFAULT = "10m";
+
   public CommitterConfig {
     checkRange(MAGIC_BUFFERS_PER_STREAM, magicBuffersPerStream, 1, MAGIC_BUFFERS_PER_STREAM_MAX);
     checkRange(MAGIC_UPLOAD_THREADS, magicUploadThreads, 1, MAGIC_UPLOAD_THREADS_MAX);
@@ -130,6 +142,10 @@ public record CommitterConfig(
     checkRange(COMMIT_THREADS, commitThreads, 1, COMMIT_THREADS_MAX);
     checkRange(PART_SIZE, partSize, PART_SIZE_MIN, PART_SIZE_MAX);
     checkRange(SUCCESS_FILE_LIMIT, successFileLimit, 0, SUCCESS_FILE_LIMIT_MAX);
+    if (unfinishedAfterMillis < 0) {
+      throw new IllegalArgumentException(
+          RECOVERY_STALE_AFTER + " is negative: give a duration such as 10m");
+    }
     if (conflictMode == null) {
       throw new IllegalArgumentException(CONFLICT_MODE + " is missing");
     }
@@ -159,7 +175,9 @@ public record CommitterConfig(
         stagingDir(conf),
         conf.getInt(MAGIC_BUFFERS_PER_STREAM, MAGIC_BUFFERS_PER_STREAM_DEFAULT),
         conf.getInt(MAGIC_UPLOAD_THREADS, MAGIC_UPLOAD_THREADS_DEFAULT),
-        recoverOnSetup(conf.getTrimmed(RECOVERY_ON_SETUP, RECOVERY_ON_SETUP_DEFAULT)));
+        recoverOnSetup(conf.getTrimmed(RECOVERY_ON_SETUP, RECOVERY_ON_SETUP_DEFAULT)),
+        conf.getTimeDuration(
+            RECOVERY_STALE_AFTER, RECOVERY_STALE_AFTER_DEFAULT, TimeUnit.MILLISECONDS));
   }
 
   private static boolean recoverOnSetup(String value) {

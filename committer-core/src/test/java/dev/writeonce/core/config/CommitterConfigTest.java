@@ -23,7 +23,8 @@ class CommitterConfigTest {
                 System.getProperty("java.io.tmpdir") + "/writeonce-staging",
                 2,
                 8,
-                false));
+                false,
+                600_000L));
   }
 
   @Test
@@ -51,7 +52,8 @@ class CommitterConfigTest {
                 "/data/tmp/writeonce-staging",
                 3,
                 4,
-                false));
+                false,
+                600_000L));
     conf.set(CommitterConfig.STAGING_DIR, " /ssd/staging ");
     assertThat(CommitterConfig.from(conf).stagingDir()).isEqualTo("/ssd/staging");
   }

@@ -47,7 +47,8 @@ class JobCommitEngineTest {
         "/tmp",
         2,
         2,
-        false);
+        false,
+        600_000L);
   }
 
   private List<TaskManifest> tasks(int taskCount, int filesPerTask) throws Exception {
