@@ -278,7 +278,13 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
       } else if (config.conflictMode() == ConflictMode.REPLACE) {
         replaced.add(destination.prefix());
       }
-      ConflictMode mode = replaced.isEmpty() ? ConflictMode.APPEND : ConflictMode.REPLACE;
+      // Fail mode is checked again at commit, under a claim on the destination.
+      ConflictMode mode =
+          !replaced.isEmpty()
+              ? ConflictMode.REPLACE
+              : config.conflictMode() == ConflictMode.FAIL
+                  ? ConflictMode.FAIL
+                  : ConflictMode.APPEND;
       driver.commitJob(jobId, manifests, mode, List.copyOf(replaced));
     } catch (IOException e) {
       throw new UncheckedIOException(

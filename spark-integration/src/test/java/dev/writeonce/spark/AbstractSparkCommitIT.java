@@ -9,9 +9,15 @@ import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -159,6 +165,88 @@ abstract class AbstractSparkCommitIT {
       assertThat(back.where("p IN (1, 2, 3)").where("name NOT LIKE 'new-%'").count()).isZero();
       assertThat(back.where("p IN (1, 2, 3)").count()).isEqualTo(100);
       assertThat(back.where("p NOT IN (1, 2, 3)").count()).isEqualTo(700);
+    }
+  }
+
+  /** Runs two writes at once, each on its own thread; returns what each threw, or null. */
+  private static List<Throwable> concurrently(Runnable first, Runnable second) throws Exception {
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try {
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<Throwable>> outcomes = new ArrayList<>();
+      for (Runnable write : List.of(first, second)) {
+        outcomes.add(
+            threads.submit(
+                () -> {
+                  start.await();
+                  try {
+                    write.run();
+                    return null;
+                  } catch (RuntimeException e) {
+                    return e;
+                  }
+                }));
+      }
+      start.countDown();
+      List<Throwable> thrown = new ArrayList<>();
+      for (Future<Throwable> outcome : outcomes) {
+        thrown.add(outcome.get(5, TimeUnit.MINUTES));
+      }
+      return thrown;
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
+  @Test
+  void twoConcurrentAppendsToDifferentPartitionsBothCommitEveryRowOnce() throws Exception {
+    spark.conf().set("writeonce.committer", "directory");
+    String dir = "concurrent/";
+    Dataset<Row> low = rows(600, 3).where("p < 5");
+    Dataset<Row> high = rows(600, 3).where("p >= 5").selectExpr("id + 10000 AS id", "name", "p");
+
+    List<Throwable> thrown =
+        concurrently(
+            () -> low.write().mode("append").partitionBy("p").parquet(view.uri(dir)),
+            () -> high.write().mode("append").partitionBy("p").parquet(view.uri(dir)));
+
+    assertThat(thrown).containsOnlyNulls();
+    Dataset<Row> back = spark.read().parquet(view.uri(dir));
+    assertThat(back.count()).isEqualTo(600);
+    assertThat(back.select("id").distinct().count()).isEqualTo(600);
+    assertThat(back.where("p < 5 AND id >= 10000").count()).isZero();
+    List<String> files = dataFiles(dir);
+    assertThat(view.openUploads(files)).isEmpty();
+    assertThat(view.keys(dir + "_writeonce/")).as("both jobs removed their records").isEmpty();
+  }
+
+  @Test
+  void twoConcurrentJobsInFailModeOnOneDestinationLetExactlyOneWrite() throws Exception {
+    spark.conf().set("writeonce.committer", "directory");
+    spark.conf().set("writeonce.conflict-mode", "fail");
+    String dir = "exclusive/";
+    try {
+      Dataset<Row> first = rows(300, 2).selectExpr("id", "'first' AS name", "p");
+      Dataset<Row> second = rows(500, 2).selectExpr("id", "'second' AS name", "p");
+      List<Throwable> thrown =
+          concurrently(
+              () -> first.write().parquet(view.uri(dir)),
+              () -> second.write().mode("append").parquet(view.uri(dir)));
+
+      assertThat(thrown).as("exactly one job fails").containsOnlyOnce((Throwable) null);
+      Throwable failure = thrown.get(0) != null ? thrown.get(0) : thrown.get(1);
+      assertThat(failure).hasStackTraceContaining("writeonce.conflict-mode is fail");
+      String winner = thrown.get(0) == null ? "first" : "second";
+      Dataset<Row> back = spark.read().parquet(view.uri(dir));
+      assertThat(back.where("name = '" + winner + "'").count())
+          .isEqualTo(winner.equals("first") ? 300 : 500);
+      assertThat(back.count())
+          .as("nothing of the losing job")
+          .isEqualTo(winner.equals("first") ? 300 : 500);
+      assertThat(view.openUploads(dataFiles(dir))).isEmpty();
+      assertThat(view.keys(dir + "_writeonce/")).isEmpty();
+    } finally {
+      spark.conf().set("writeonce.conflict-mode", "append");
     }
   }
 

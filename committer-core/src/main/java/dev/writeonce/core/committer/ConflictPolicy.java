@@ -35,7 +35,12 @@ public abstract class ConflictPolicy {
 
       @Override
       List<String> replacedPrefixes(
-          StoreGateway store, JobLayout layout, ConflictMode mode, List<TaskManifest> tasks) {
+          StoreGateway store, JobLayout layout, ConflictMode mode, List<TaskManifest> tasks)
+          throws IOException {
+        if (mode == ConflictMode.FAIL) {
+          // Again at commit: another job may have written since this one's setup.
+          requireEmpty(store, layout, layout.destination().prefix());
+        }
         return mode == ConflictMode.REPLACE ? List.of(layout.destination().prefix()) : List.of();
       }
     };

@@ -12,8 +12,10 @@ import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.S3StoreGateway;
+import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -277,14 +279,55 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
       String jobId, List<TaskManifest> manifests, ConflictMode mode, List<String> replaced)
       throws IOException {
     JobCommitEngine engine = engine();
+    String claim = null;
     try {
+      if (mode == ConflictMode.FAIL) {
+        claim = claimDestination(jobId);
+        conflicts.replacedPrefixes(store(), engine.layout(), mode, manifests);
+      }
       CommitResult result =
           engine.commit(new JobCommitRequest(jobId, name, mode, manifests, replaced));
       LOG.info("Job {}: {} files committed by {}", jobId, result.files(), name);
       return result;
-    } catch (InvalidJobException e) {
+    } catch (InvalidJobException | DestinationConflictException e) {
       abortAfterRefusal(engine, jobId, manifests, e);
       throw e;
+    } finally {
+      if (claim != null) {
+        store().deleteObjects(List.of(claim));
+      }
+    }
+  }
+
+  /**
+   * In fail mode, one job at a time may commit to a destination: the claim is a conditional PUT
+   * ({@code If-None-Match: *}), held from before the emptiness check until the commit ends. Two
+   * jobs that both passed their setup check cannot then both commit.
+   */
+  private String claimDestination(String jobId) throws IOException {
+    String key = new JobLayout(destination).recordsPrefix() + "fail-mode.claim";
+    try {
+      store().putObject(key, jobId.getBytes(java.nio.charset.StandardCharsets.UTF_8), true);
+      return key;
+    } catch (StoreException e) {
+      if (!e.is(ErrorKind.PRECONDITION_FAILED)) {
+        throw e;
+      }
+      String holder =
+          store()
+              .getObject(key)
+              .map(b -> new String(b, java.nio.charset.StandardCharsets.UTF_8))
+              .orElse("another job");
+      throw new DestinationConflictException(
+          "job "
+              + jobId
+              + " cannot commit to "
+              + destination
+              + ": job "
+              + holder
+              + " is committing there and writeonce.conflict-mode is fail, which lets one job"
+              + " write the destination. If no job is committing (a driver died), delete "
+              + destination.uriOf(key));
     }
   }
 
