@@ -60,14 +60,49 @@ public final class CommitCrashDriver {
     }
     String point = settings.getProperty("point");
     Path out = new Path(settings.getProperty("destination"));
-    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
     FileSystem fs = out.getFileSystem(conf);
     FaultInjectingStore store = new FaultInjectingStore(S3StoreGateway.forFileSystem(fs));
-    StoreOpener opener = (path, c) -> store;
+    runJob(
+        conf,
+        out,
+        (path, c) -> store,
+        () -> {
+          if (point.equals("while-tasks-write")) {
+            pause();
+          }
+        },
+        () -> {
+          if (point.equals("after-task-commits")) {
+            pause();
+          }
+          // The job commit's first PUT is the job manifest (the commit point), its second
+          // _SUCCESS.
+          int puts = store.calls(RequestType.PUT_OBJECT);
+          switch (point) {
+            case "before-commit-point" ->
+                store.pauseAt(RequestType.PUT_OBJECT, puts + 1, CommitCrashDriver::announce);
+            case "mid-completion" ->
+                store.pauseAt(RequestType.COMPLETE_UPLOAD, TASKS / 2, CommitCrashDriver::announce);
+            case "before-success" ->
+                store.pauseAt(RequestType.PUT_OBJECT, puts + 2, CommitCrashDriver::announce);
+            default -> {}
+          }
+        });
+    System.out.println(FINISHED);
+  }
+
+  /**
+   * Runs the job of {@link #TASKS} tasks through the directory staging committer, as a MapReduce
+   * application master would, calling {@code midTasks} after half the tasks wrote (before that
+   * task's commit) and {@code beforeJobCommit} after every task commit.
+   */
+  public static void runJob(
+      Configuration conf, Path out, StoreOpener opener, Runnable midTasks, Runnable beforeJobCommit)
+      throws IOException {
+    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
     JobID jobId = new JobID("2026112223", 1);
     JobContext job = new JobContextImpl(conf, jobId);
     committer(out, job, opener).setupJob(job);
-
     for (int task = 0; task < TASKS; task++) {
       TaskAttemptContext context =
           new TaskAttemptContextImpl(
@@ -79,27 +114,13 @@ public final class CommitCrashDriver {
       try (OutputStream stream = file.getFileSystem(conf).create(file, false)) {
         stream.write(content(task).getBytes(StandardCharsets.UTF_8));
       }
-      if (point.equals("while-tasks-write") && task == TASKS / 2) {
-        pause();
+      if (task == TASKS / 2) {
+        midTasks.run();
       }
       committer.commitTask(context);
     }
-    if (point.equals("after-task-commits")) {
-      pause();
-    }
-    // The job commit's first PUT is the job manifest (the commit point), its second _SUCCESS.
-    int puts = store.calls(RequestType.PUT_OBJECT);
-    switch (point) {
-      case "before-commit-point" ->
-          store.pauseAt(RequestType.PUT_OBJECT, puts + 1, CommitCrashDriver::announce);
-      case "mid-completion" ->
-          store.pauseAt(RequestType.COMPLETE_UPLOAD, TASKS / 2, CommitCrashDriver::announce);
-      case "before-success" ->
-          store.pauseAt(RequestType.PUT_OBJECT, puts + 2, CommitCrashDriver::announce);
-      default -> {}
-    }
+    beforeJobCommit.run();
     committer(out, job, opener).commitJob(job);
-    System.out.println(FINISHED);
   }
 
   private static StagingCommitter committer(Path out, JobContext context, StoreOpener opener)
@@ -112,8 +133,12 @@ public final class CommitCrashDriver {
     System.out.flush();
   }
 
-  private static void pause() throws InterruptedException {
+  private static void pause() {
     announce();
-    Thread.sleep(Long.MAX_VALUE);
+    try {
+      Thread.sleep(Long.MAX_VALUE);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

@@ -1,0 +1,13 @@
+package dev.writeonce.cli;
+
+import dev.writeonce.teststore.TestStore;
+import dev.writeonce.teststore.TestStores;
+import org.junit.jupiter.api.Tag;
+
+@Tag("ceph-rgw")
+class CephRgwStoreFaultIT extends AbstractStoreFaultIT {
+  @Override
+  protected TestStore store() {
+    return TestStores.cephRgw();
+  }
+}

@@ -1,0 +1,13 @@
+package dev.writeonce.cli;
+
+import dev.writeonce.teststore.TestStore;
+import dev.writeonce.teststore.TestStores;
+import org.junit.jupiter.api.Tag;
+
+@Tag("minio")
+class MinioStoreFaultIT extends AbstractStoreFaultIT {
+  @Override
+  protected TestStore store() {
+    return TestStores.minio();
+  }
+}

@@ -1,0 +1,302 @@
+package dev.writeonce.teststore;
+
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+
+/**
+ * An HTTP proxy between S3 clients and a test store that injects store faults into chosen requests:
+ * a 500 or 503 answer instead of forwarding, a connection reset before forwarding, a reset after
+ * the store acted but before its answer reaches the client (a lost answer), or a delay. Requests
+ * pass byte for byte otherwise, so signatures stay valid. One upstream connection per client
+ * connection; requests on a connection are handled in order, as HTTP/1.1 clients send them.
+ */
+public final class FaultProxy implements AutoCloseable {
+
+  /** What to do to a matching request. */
+  public enum Fault {
+    STATUS_500,
+    STATUS_503,
+    RESET_BEFORE,
+    RESET_AFTER_STORE_ACTED,
+    DELAY_2S
+  }
+
+  /** The head of one request, as the proxy parsed it. */
+  public record Request(String method, String target, Map<String, String> headers) {
+
+    public boolean has(String queryParameter) {
+      int q = target.indexOf('?');
+      return q >= 0 && ("&" + target.substring(q + 1)).contains("&" + queryParameter);
+    }
+
+    /** CompleteMultipartUpload: POST with uploadId. */
+    public boolean isCompleteUpload() {
+      return method.equals("POST") && has("uploadId=");
+    }
+
+    /** UploadPart: PUT with partNumber and uploadId. */
+    public boolean isUploadPart() {
+      return method.equals("PUT") && has("partNumber=") && has("uploadId=");
+    }
+
+    /** PutObject: PUT without upload parameters or a copy source. */
+    public boolean isPutObject() {
+      return method.equals("PUT") && !has("uploadId=") && !headers.containsKey("x-amz-copy-source");
+    }
+
+    public String path() {
+      int q = target.indexOf('?');
+      return q < 0 ? target : target.substring(0, q);
+    }
+  }
+
+  private record Rule(Predicate<Request> matches, Fault fault, AtomicInteger remaining) {}
+
+  private final URI upstream;
+  private final ServerSocket server;
+  private final List<Rule> rules = new CopyOnWriteArrayList<>();
+  private final List<Socket> open = new CopyOnWriteArrayList<>();
+  private final AtomicInteger injected = new AtomicInteger();
+  private final Thread acceptor;
+
+  private FaultProxy(URI upstream) throws IOException {
+    this.upstream = upstream;
+    this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    this.acceptor = new Thread(this::acceptLoop, "fault-proxy-accept");
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  /** A proxy on a free loopback port in front of the store at {@code upstream}. */
+  public static FaultProxy start(URI upstream) throws IOException {
+    return new FaultProxy(upstream);
+  }
+
+  public URI endpoint() {
+    return URI.create("http://127.0.0.1:" + server.getLocalPort());
+  }
+
+  /** Injects the fault into the next {@code times} requests that match. */
+  public FaultProxy inject(Predicate<Request> matches, Fault fault, int times) {
+    rules.add(new Rule(matches, fault, new AtomicInteger(times)));
+    return this;
+  }
+
+  /** Removes every rule; requests pass untouched from now on. */
+  public FaultProxy heal() {
+    rules.clear();
+    return this;
+  }
+
+  /** Faults injected so far. */
+  public int injected() {
+    return injected.get();
+  }
+
+  private Fault faultFor(Request request) {
+    for (Rule rule : rules) {
+      if (rule.matches().test(request) && rule.remaining().getAndDecrement() > 0) {
+        injected.incrementAndGet();
+        return rule.fault();
+      }
+    }
+    return null;
+  }
+
+  private void acceptLoop() {
+    while (!server.isClosed()) {
+      try {
+        Socket client = server.accept();
+        open.add(client);
+        Thread handler = new Thread(() -> serve(client), "fault-proxy-conn");
+        handler.setDaemon(true);
+        handler.start();
+      } catch (IOException e) {
+        return;
+      }
+    }
+  }
+
+  private void serve(Socket client) {
+    try (client;
+        Socket store = new Socket()) {
+      store.connect(new InetSocketAddress(upstream.getHost(), upstream.getPort()), 10_000);
+      open.add(store);
+      InputStream fromClient = new BufferedInputStream(client.getInputStream());
+      OutputStream toStore = store.getOutputStream();
+      Relay answers = new Relay(store.getInputStream(), client);
+      Thread relay = new Thread(answers, "fault-proxy-relay");
+      relay.setDaemon(true);
+      relay.start();
+      while (true) {
+        byte[] head = readHead(fromClient);
+        if (head == null) {
+          return;
+        }
+        Request request = parse(head);
+        Fault fault = faultFor(request);
+        if (fault == Fault.RESET_BEFORE) {
+          reset(client);
+          return;
+        }
+        if (fault == Fault.STATUS_500 || fault == Fault.STATUS_503) {
+          answer(client, fault == Fault.STATUS_500 ? 500 : 503);
+          return;
+        }
+        if (fault == Fault.DELAY_2S) {
+          Thread.sleep(2_000);
+        }
+        if (fault == Fault.RESET_AFTER_STORE_ACTED) {
+          answers.dropNextAnswer();
+        }
+        toStore.write(head);
+        long length = Long.parseLong(request.headers().getOrDefault("content-length", "0"));
+        copyExactly(fromClient, toStore, length);
+        toStore.flush();
+      }
+    } catch (IOException | InterruptedException e) {
+      // The client or the store went away: nothing to report.
+    } finally {
+      open.remove(client);
+    }
+  }
+
+  private static void copyExactly(InputStream in, OutputStream out, long length)
+      throws IOException {
+    byte[] buffer = new byte[64 * 1024];
+    long left = length;
+    while (left > 0) {
+      int n = in.read(buffer, 0, (int) Math.min(buffer.length, left));
+      if (n < 0) {
+        throw new IOException("client closed mid-body");
+      }
+      out.write(buffer, 0, n);
+      left -= n;
+    }
+  }
+
+  /** Relays the store's answers to the client; can drop one answer by resetting the client. */
+  private static final class Relay implements Runnable {
+    private final InputStream fromStore;
+    private final Socket client;
+    private volatile boolean dropNext;
+
+    Relay(InputStream fromStore, Socket client) {
+      this.fromStore = fromStore;
+      this.client = client;
+    }
+
+    void dropNextAnswer() {
+      dropNext = true;
+    }
+
+    @Override
+    public void run() {
+      byte[] buffer = new byte[64 * 1024];
+      try {
+        OutputStream toClient = client.getOutputStream();
+        int n;
+        while ((n = fromStore.read(buffer)) >= 0) {
+          if (dropNext && !isInterim(buffer, n)) {
+            reset(client);
+            return;
+          }
+          toClient.write(buffer, 0, n);
+          toClient.flush();
+        }
+      } catch (IOException e) {
+        // connection gone
+      }
+    }
+
+    /** A "100 Continue" interim answer belongs to the request, not to its final answer. */
+    private static boolean isInterim(byte[] buffer, int n) {
+      String start = new String(buffer, 0, Math.min(n, 12), StandardCharsets.ISO_8859_1);
+      return start.startsWith("HTTP/1.1 100");
+    }
+  }
+
+  private static byte[] readHead(InputStream in) throws IOException {
+    ByteArrayOutputStream head = new ByteArrayOutputStream();
+    int last4 = 0;
+    int b;
+    while ((b = in.read()) >= 0) {
+      head.write(b);
+      last4 = (last4 << 8) | b;
+      if (last4 == 0x0d0a0d0a) {
+        return head.toByteArray();
+      }
+    }
+    return null;
+  }
+
+  private static Request parse(byte[] head) {
+    String[] lines = new String(head, StandardCharsets.ISO_8859_1).split("\r\n");
+    String[] requestLine = lines[0].split(" ");
+    Map<String, String> headers = new TreeMap<>();
+    for (int i = 1; i < lines.length; i++) {
+      int colon = lines[i].indexOf(':');
+      if (colon > 0) {
+        headers.put(
+            lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT),
+            lines[i].substring(colon + 1).trim());
+      }
+    }
+    return new Request(requestLine[0], requestLine.length > 1 ? requestLine[1] : "/", headers);
+  }
+
+  private static void answer(Socket client, int status) throws IOException {
+    String code = status == 503 ? "SlowDown" : "InternalError";
+    String reason = status == 503 ? "Slow Down" : "Internal Server Error";
+    byte[] body =
+        ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>"
+                + code
+                + "</Code><Message>injected by the test proxy</Message></Error>")
+            .getBytes(StandardCharsets.UTF_8);
+    String head =
+        "HTTP/1.1 "
+            + status
+            + " "
+            + reason
+            + "\r\nContent-Type: application/xml\r\nContent-Length: "
+            + body.length
+            + "\r\nConnection: close\r\n\r\n";
+    OutputStream out = client.getOutputStream();
+    out.write(head.getBytes(StandardCharsets.ISO_8859_1));
+    out.write(body);
+    out.flush();
+  }
+
+  private static void reset(Socket socket) {
+    try {
+      socket.setSoLinger(true, 0);
+      socket.close();
+    } catch (IOException e) {
+      // already gone
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    server.close();
+    for (Socket socket : open) {
+      reset(socket);
+    }
+  }
+}
