@@ -20,7 +20,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
@@ -62,11 +61,7 @@ abstract class AbstractCrashRecoveryIT {
   private final List<String> rows = new ArrayList<>();
 
   private Map<String, String> storeSettings() {
-    Map<String, String> settings = new java.util.TreeMap<>();
-    store()
-        .configure(new Configuration(false))
-        .forEach(e -> settings.put(e.getKey(), e.getValue()));
-    return settings;
+    return StoreSettings.of(store());
   }
 
   private Process startDriver(String destination, Point point, Path dir) throws IOException {
@@ -144,7 +139,7 @@ abstract class AbstractCrashRecoveryIT {
 
   private String cli(String... args) {
     List<String> all = new ArrayList<>(List.of(args));
-    storeSettings().forEach((key, value) -> all.add("--conf=" + key + "=" + value));
+    all.addAll(StoreSettings.arguments(storeSettings()));
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     int exit =

@@ -51,6 +51,15 @@ abstract class AbstractOperatorCommandIT {
   private FileSystem fs;
   private StoreGateway gateway;
   private final List<String> printed = new ArrayList<>();
+  private final StringWriter logs = new StringWriter();
+  private final org.apache.log4j.Appender logCapture =
+      new org.apache.log4j.WriterAppender(new org.apache.log4j.PatternLayout("%p %c: %m%n"), logs);
+
+  @BeforeEach
+  void captureLogs() {
+    org.apache.log4j.Logger.getRootLogger().addAppender(logCapture);
+    org.apache.log4j.Logger.getLogger("dev.writeonce").setLevel(org.apache.log4j.Level.DEBUG);
+  }
 
   @BeforeEach
   void newDestination() throws Exception {
@@ -62,7 +71,10 @@ abstract class AbstractOperatorCommandIT {
   }
 
   @AfterEach
-  void noSecretWasPrintedOrStored() throws Exception {
+  void noSecretWasPrintedLoggedOrStored() throws Exception {
+    org.apache.log4j.Logger.getRootLogger().removeAppender(logCapture);
+    org.apache.log4j.Logger.getLogger("dev.writeonce").setLevel(org.apache.log4j.Level.INFO);
+    printed.add(logs.toString());
     try {
       Map<String, String> conf = settings();
       List<String> secrets =
@@ -70,7 +82,7 @@ abstract class AbstractOperatorCommandIT {
               conf.get("fs.s3a.secret.key"), conf.get("fs.s3a.access.key"), "wrong-secret-1234");
       for (String text : printed) {
         for (String secret : secrets) {
-          assertThat(text).as("command output").doesNotContain(secret);
+          assertThat(text).as("command output and logs").doesNotContain(secret);
         }
       }
       for (String key : view.keys("")) {
@@ -91,20 +103,14 @@ abstract class AbstractOperatorCommandIT {
   }
 
   private Map<String, String> settings() {
-    Map<String, String> settings = new java.util.TreeMap<>();
-    store()
-        .configure(new Configuration(false))
-        .forEach(e -> settings.put(e.getKey(), e.getValue()));
-    return settings;
+    return StoreSettings.of(store());
   }
 
   /** The arguments an operator passes to reach the store: every fs.s3a setting as --conf. */
   private List<String> storeArguments(Map<String, String> overrides) {
     Map<String, String> settings = settings();
     settings.putAll(overrides);
-    List<String> args = new ArrayList<>();
-    settings.forEach((key, value) -> args.add("--conf=" + key + "=" + value));
-    return args;
+    return StoreSettings.arguments(settings);
   }
 
   /** Exit code, output and errors of one command. */
@@ -196,6 +202,9 @@ abstract class AbstractOperatorCommandIT {
       assertThat(view.read(key).getBytes(StandardCharsets.UTF_8))
           .isEqualTo(PendingUploads.contentOf(key));
     }
+    assertThat(logs.toString())
+        .as("logs are captured")
+        .contains("Resuming committed job job_cli_0001");
     Result after = run("inspect");
     assertThat(after.exit()).isZero();
     assertThat(after.out()).contains("_SUCCESS: job job_cli_0001").contains("jobs: none");

@@ -33,14 +33,20 @@ final class MapReduceJobs {
 
   private MapReduceJobs() {}
 
-  /** A job configuration that reaches the store and selects a writeonce committer. */
-  static Configuration configuration(TestStore store, String committer, Path scratch) {
+  /** LocalJobRunner settings with every local directory under the scratch directory. */
+  private static Configuration localRunner(TestStore store, Path scratch) {
     Configuration conf = store.configure(new Configuration());
     conf.set("mapreduce.framework.name", "local");
     conf.set(FileSystem.FS_DEFAULT_NAME_KEY, "file:///");
     conf.set("hadoop.tmp.dir", scratch.resolve("hadoop").toString());
     conf.set("mapreduce.jobtracker.staging.root.dir", scratch.resolve("mr-staging").toString());
     conf.set("mapreduce.cluster.local.dir", scratch.resolve("mr-local").toString());
+    return conf;
+  }
+
+  /** A job configuration that reaches the store and selects a writeonce committer. */
+  static Configuration configuration(TestStore store, String committer, Path scratch) {
+    Configuration conf = localRunner(store, scratch);
     conf.set(
         "mapreduce.outputcommitter.factory.scheme.s3a", WriteonceCommitterFactory.class.getName());
     conf.set(WriteonceCommitterFactory.COMMITTER, committer);
@@ -57,12 +63,7 @@ final class MapReduceJobs {
    */
   static Configuration classicConfiguration(
       TestStore store, Path scratch, int algorithm, boolean shim) {
-    Configuration conf = store.configure(new Configuration());
-    conf.set("mapreduce.framework.name", "local");
-    conf.set(FileSystem.FS_DEFAULT_NAME_KEY, "file:///");
-    conf.set("hadoop.tmp.dir", scratch.resolve("hadoop").toString());
-    conf.set("mapreduce.jobtracker.staging.root.dir", scratch.resolve("mr-staging").toString());
-    conf.set("mapreduce.cluster.local.dir", scratch.resolve("mr-local").toString());
+    Configuration conf = localRunner(store, scratch);
     conf.setInt("mapreduce.fileoutputcommitter.algorithm.version", algorithm);
     if (shim) {
       conf.set("fs.s3a.impl", RenameShimFileSystem.class.getName());
