@@ -20,7 +20,8 @@ import picocli.CommandLine.Command;
       DemoCommand.class,
       InspectCommand.class,
       RecoverCommand.class,
-      PurgeCommand.class
+      PurgeCommand.class,
+      EngineBenchCommand.class
     },
     footer = {
       "",
