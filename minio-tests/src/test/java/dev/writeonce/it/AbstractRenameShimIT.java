@@ -389,6 +389,38 @@ abstract class AbstractRenameShimIT {
   }
 
   @Test
+  void theUploadOfAWriterThatDiedIsNamedByItsRecordAndAbortedByADelete() throws Exception {
+    String bucket = store().newBucket("shim-dead");
+    Configuration conf = configuration(1, true);
+    String attemptDir =
+        "s3a://" + bucket + "/out/_temporary/0/_temporary/attempt_2026112222_0012_m_000000_0";
+    org.apache.hadoop.fs.Path file = new org.apache.hadoop.fs.Path(attemptDir + "/part-m-00000");
+    FileSystem writer = FileSystem.newInstance(java.net.URI.create(attemptDir), conf);
+    FSDataOutputStream out = writer.create(file, false);
+    byte[] block = new byte[1 << 20];
+    for (int mib = 0; mib < 11; mib++) {
+      out.write(block);
+    }
+    out.hflush();
+    // The writer dies here: never closed. Its first parts are in the store, its record names them.
+    BucketView view = new BucketView(store(), bucket);
+    assertThat(view.openUploads(List.of("out/part-m-00000"))).hasSize(1);
+
+    FileSystem other = FileSystem.newInstance(java.net.URI.create(attemptDir), conf);
+    try {
+      assertThatThrownBy(
+              () -> other.rename(file, new org.apache.hadoop.fs.Path("s3a://" + bucket + "/out/x")))
+          .hasMessageContaining("never closed");
+      assertThat(other.delete(new org.apache.hadoop.fs.Path("s3a://" + bucket + "/out"), true))
+          .isTrue();
+    } finally {
+      other.close();
+    }
+    assertThat(view.openUploads(List.of("out/part-m-00000"))).isEmpty();
+    assertThat(view.keys("")).isEmpty();
+  }
+
+  @Test
   void listingsAndSummariesOfTemporaryDirectoriesReportPendingFilesWithTheirLengths()
       throws Exception {
     String bucket = store().newBucket("shim-list");

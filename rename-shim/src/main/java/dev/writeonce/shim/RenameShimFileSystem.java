@@ -66,6 +66,9 @@ public class RenameShimFileSystem extends S3AFileSystem {
   /** Objects larger than this are never records, so listings do not read them. */
   static final long MAX_RECORD_BYTES = 4L << 20;
 
+  /** Records remembered by one instance at most; a lookup past it costs one GET again. */
+  private static final int MAX_CACHED_RECORDS = 200_000;
+
   private ShimConfig shim;
   private CommitterConfig config;
   private StoreGateway gateway;
@@ -207,8 +210,19 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   private void writeRecord(String key, PendingFile file) throws IOException {
     String etag = gateway.putObject(key, PendingFileFormat.toJson(file), false);
-    records.put(key, new Cached(etag, file));
+    remember(key, new Cached(etag, file));
     counters.recordsWritten.incrementAndGet();
+  }
+
+  /**
+   * Records are consumed by renames and deletes, so the cache stays small; files that are never
+   * renamed (abandoned attempts) would make it grow in a long-lived process, so it is bounded.
+   */
+  private void remember(String key, Cached cached) {
+    if (records.size() >= MAX_CACHED_RECORDS) {
+      records.clear();
+    }
+    records.put(key, cached);
   }
 
   // ---- finding records --------------------------------------------------------------------
@@ -229,7 +243,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
       return Optional.of(new Found(object.info(), null));
     }
     PendingFile file = parse(key, object.body());
-    records.put(key, new Cached(object.info().etag(), file));
+    remember(key, new Cached(object.info().etag(), file));
     return Optional.of(new Found(object.info(), file));
   }
 
@@ -577,6 +591,19 @@ public class RenameShimFileSystem extends S3AFileSystem {
       writeRecord(targetKey, file);
       counters.recordsMoved.incrementAndGet();
       return;
+    }
+    if (!file.closed()) {
+      throw new IOException(
+          "cannot rename s3a://"
+              + getBucket()
+              + "/"
+              + srcKey
+              + " into place: its writer never closed (it is still writing, or it died), so its"
+              + " upload to s3a://"
+              + getBucket()
+              + "/"
+              + file.key()
+              + " is incomplete. Delete the path to abort the upload.");
     }
     PendingUpload upload = file.upload();
     if (targetKey.equals(file.key())) {
