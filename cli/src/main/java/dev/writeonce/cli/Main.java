@@ -21,7 +21,8 @@ import picocli.CommandLine.Command;
       InspectCommand.class,
       RecoverCommand.class,
       PurgeCommand.class,
-      EngineBenchCommand.class
+      EngineBenchCommand.class,
+      CompareCommand.class
     },
     footer = {
       "",
