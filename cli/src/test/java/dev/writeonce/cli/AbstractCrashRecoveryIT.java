@@ -93,28 +93,32 @@ abstract class AbstractCrashRecoveryIT {
   /** Reads the driver's output until it pauses; returns everything it printed. */
   private String awaitPause(Process driver) throws Exception {
     StringBuilder seen = new StringBuilder();
-    CompletableFuture<Boolean> paused =
-        CompletableFuture.supplyAsync(
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(driver.getInputStream(), StandardCharsets.UTF_8));
+    CompletableFuture<Boolean> paused = new CompletableFuture<>();
+    // One reader thread for the driver's whole life: it marks the pause and keeps draining, so the
+    // driver never blocks on a full pipe, and nothing closes the stream while it reads.
+    Thread reader =
+        new Thread(
             () -> {
-              try (BufferedReader in =
-                  new BufferedReader(
-                      new InputStreamReader(driver.getInputStream(), StandardCharsets.UTF_8))) {
+              try {
                 String line;
                 while ((line = in.readLine()) != null) {
                   synchronized (seen) {
                     seen.append(line).append('\n');
                   }
                   if (line.contains(CommitCrashDriver.PAUSED)) {
-                    // Keep draining, so the driver never blocks on a full pipe before the kill.
-                    CompletableFuture.runAsync(() -> drain(in));
-                    return true;
+                    paused.complete(true);
                   }
                 }
-                return false;
               } catch (IOException e) {
-                return false;
+                // the driver is gone
               }
-            });
+              paused.complete(false);
+            },
+            "crash-driver-output");
+    reader.setDaemon(true);
+    reader.start();
     boolean reached;
     try {
       reached = paused.get(180, TimeUnit.SECONDS);
@@ -124,16 +128,6 @@ abstract class AbstractCrashRecoveryIT {
     synchronized (seen) {
       assertThat(reached).as("the driver reached its pause; it printed:%n%s", seen).isTrue();
       return seen.toString();
-    }
-  }
-
-  private static void drain(BufferedReader in) {
-    try {
-      while (in.readLine() != null) {
-        // discarded
-      }
-    } catch (IOException e) {
-      // the process is gone
     }
   }
 
