@@ -262,8 +262,12 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     List<String> replaced;
     try {
       selected = oneAttemptPerTask(engine.records().loadTaskManifests(jobId));
+      // Fail mode is checked once, under the destination claim taken by the commit below.
       replaced =
-          conflicts.replacedPrefixes(store(), engine.layout(), config.conflictMode(), selected);
+          config.conflictMode() == ConflictMode.FAIL
+              ? List.of()
+              : conflicts.replacedPrefixes(
+                  store(), engine.layout(), config.conflictMode(), selected);
     } catch (DestinationConflictException | InvalidJobException e) {
       abortAfterRefusal(engine, jobId, List.of(), e);
       throw e;
