@@ -1,5 +1,5 @@
 /**
- * Hive configuration and the shim wiring for Hive's staging directories. Not written yet: the
- * module builds empty.
+ * Hive on the rename shim: a hook that tells the shim how each statement will load its staged
+ * files, and a check of the Hive settings that would read pending files or lose data.
  */
 package dev.writeonce.hive;

@@ -73,6 +73,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
   private CommitterConfig config;
   private StoreGateway gateway;
   private JobCommitContext threads;
+  private Optional<HiveStaging> hiveStaging = Optional.empty();
   private String user;
   private final ShimStatistics counters = new ShimStatistics();
   private final Map<String, Cached> records = new ConcurrentHashMap<>();
@@ -99,12 +100,34 @@ public class RenameShimFileSystem extends S3AFileSystem {
     config = CommitterConfig.from(conf);
     gateway = S3StoreGateway.forFileSystem(this);
     threads = new JobCommitContext("shim-" + getBucket(), config.magicUploadThreads());
+    hiveStaging =
+        shim.rules().names().contains(ShimRules.HIVE.name())
+            ? Optional.of(new HiveStaging(gateway, getBucket()))
+            : Optional.empty();
     user = getUsername();
     LOG.debug(
         "rename shim for s3a://{}: enabled={}, rules={}",
         getBucket(),
         shim.enabled(),
         shim.rules().names());
+  }
+
+  /** Whether files under this path are written as pending uploads: shim on, temporary path. */
+  public boolean shims(Path path) {
+    return temporary(keyOf(path));
+  }
+
+  /**
+   * Stores a Hive statement's load plan in its staging directory: one PUT, read back by every
+   * instance that creates a file under the directory.
+   */
+  public void putLoadPlan(Path stagingDirectory, LoadPlan plan) throws IOException {
+    String key = keyOf(stagingDirectory);
+    if (!temporary(key)) {
+      throw new IllegalArgumentException(
+          stagingDirectory + " is not a staging directory the rename shim handles");
+    }
+    gateway.putObject(key + "/" + LoadPlan.FILE_NAME, plan.toBytes(), false);
   }
 
   /** What this instance has done so far. */
@@ -133,8 +156,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
       Progressable progress)
       throws IOException {
     String key = keyOf(path);
-    Optional<String> finalKey =
-        temporary(key) ? shim.rules().predictFinalKey(key) : Optional.empty();
+    Optional<String> finalKey = temporary(key) ? predictFinalKey(key) : Optional.empty();
     if (finalKey.isEmpty()) {
       return super.create(
           path, permission, overwrite, bufferSize, replication, blockSize, progress);
@@ -153,6 +175,17 @@ public class RenameShimFileSystem extends S3AFileSystem {
             new RecordKeeper(key));
     counters.filesWritten.incrementAndGet();
     return new FSDataOutputStream(out, statistics);
+  }
+
+  /**
+   * Where a file created under a temporary directory will end up: Hive's staged files as Hive will
+   * name them (which may take a LIST, see {@link HiveStaging}), others by the rules alone.
+   */
+  private Optional<String> predictFinalKey(String key) throws IOException {
+    if (hiveStaging.isPresent() && HiveStaging.isStaged(key) && !shim.rules().isPlainFile(key)) {
+      return hiveStaging.get().predictFinalKey(key);
+    }
+    return shim.rules().predictFinalKey(key);
   }
 
   @Override

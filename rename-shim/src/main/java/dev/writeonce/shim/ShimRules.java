@@ -89,13 +89,17 @@ public final class ShimRules {
     return false;
   }
 
+  /** Whether the key names a file the engine reads back before the commit: written plainly. */
+  public boolean isPlainFile(String key) {
+    return plainFiles.matcher(key.substring(key.lastIndexOf('/') + 1)).matches();
+  }
+
   /**
    * The final key of a file created at this key, when the key lies under a temporary directory, the
    * rules can tell where the file will end up and the file is not one to write plainly.
    */
   public Optional<String> predictFinalKey(String key) {
-    String name = key.substring(key.lastIndexOf('/') + 1);
-    if (plainFiles.matcher(name).matches()) {
+    if (isPlainFile(key)) {
       return Optional.empty();
     }
     String current = key;

@@ -1,0 +1,87 @@
+package dev.writeonce.hive;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * Hive settings that do not go with the rename shim, or that lose data on object stores, each with
+ * the setting to change. Works on any Hadoop configuration, so a deployment can check its {@code
+ * hive-site.xml} before Hive starts.
+ */
+public final class HiveSettingsCheck {
+
+  public static final String MERGE_MAP_FILES = "hive.merge.mapfiles";
+  public static final String MERGE_MAPRED_FILES = "hive.merge.mapredfiles";
+  public static final String MERGE_TEZ_FILES = "hive.merge.tezfiles";
+  public static final String STAGING_DIR = "hive.exec.stagingdir";
+  public static final String BLOBSTORE_AS_SCRATCH = "hive.blobstore.use.blobstore.as.scratchdir";
+  public static final String BLOBSTORE_OPTIMIZATIONS = "hive.blobstore.optimizations.enabled";
+
+  private HiveSettingsCheck() {}
+
+  /** One problem: the setting, its value and what to do. */
+  public record Finding(String setting, String value, String problem, String fix) {
+    /** The finding as one log line. */
+    public String message() {
+      return setting + "=" + value + ": " + problem + " Fix: " + fix;
+    }
+  }
+
+  /** The problems of a configuration; empty when it suits the shim. */
+  public static List<Finding> check(Configuration conf) {
+    List<Finding> findings = new ArrayList<>();
+    boolean optimizations = conf.getBoolean(BLOBSTORE_OPTIMIZATIONS, true);
+    for (String[] merge :
+        new String[][] {
+          {MERGE_MAP_FILES, "true"}, {MERGE_MAPRED_FILES, "false"}, {MERGE_TEZ_FILES, "false"}
+        }) {
+      String value = conf.get(merge[0], merge[1]).trim();
+      if (Boolean.parseBoolean(value)) {
+        findings.add(
+            new Finding(
+                merge[0],
+                value,
+                "the small-file merge job reads staged files before the commit, which the rename"
+                    + " shim refuses (their data is a pending upload)"
+                    + (optimizations
+                        ? "; with it, Hive 4.1 also commits an empty table for CTAS and loads"
+                            + " nothing for a dynamic-partition INSERT OVERWRITE on object stores."
+                        : "."),
+                "set " + MERGE_MAP_FILES + "=false and " + MERGE_MAPRED_FILES + "=false."));
+      }
+    }
+    String staging = conf.get(STAGING_DIR, ".hive-staging").trim();
+    if (staging.startsWith("/") || staging.contains(":") || !staging.startsWith(".hive-staging")) {
+      findings.add(
+          new Finding(
+              STAGING_DIR,
+              staging,
+              "the shim recognises Hive's staged files by a relative staging directory named"
+                  + " .hive-staging* inside the destination; elsewhere every file is copied into"
+                  + " place.",
+              "leave " + STAGING_DIR + " at its default .hive-staging."));
+    }
+    String scratch = conf.get(BLOBSTORE_AS_SCRATCH, "false").trim();
+    if (Boolean.parseBoolean(scratch)) {
+      findings.add(
+          new Finding(
+              BLOBSTORE_AS_SCRATCH,
+              scratch,
+              "Hive stages output in its scratch directory instead of beside the destination, so"
+                  + " the final location of a staged file cannot be derived from its path.",
+              "set " + BLOBSTORE_AS_SCRATCH + "=false."));
+    }
+    return findings;
+  }
+
+  /** The findings as lines for a log or a console. */
+  public static List<String> describe(List<Finding> findings) {
+    List<String> lines = new ArrayList<>();
+    for (Finding finding : findings) {
+      lines.add(String.format(Locale.ROOT, "writeonce: %s", finding.message()));
+    }
+    return lines;
+  }
+}

@@ -1,0 +1,119 @@
+package dev.writeonce.hive;
+
+import java.io.IOException;
+import java.io.StringWriter;
+import java.net.MalformedURLException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hive.conf.HiveConf;
+import org.apache.hadoop.hive.ql.DriverFactory;
+import org.apache.hadoop.hive.ql.IDriver;
+import org.apache.hadoop.hive.ql.processors.CommandProcessorException;
+import org.apache.hadoop.hive.ql.session.SessionState;
+
+/**
+ * Real Hive in the test JVM: the Driver API on an embedded Derby metastore, running its MapReduce
+ * jobs on Hadoop's local runner. Hive reads its settings from a generated {@code hive-site.xml},
+ * because it builds configuration objects of its own in helper threads; one JVM holds one embedded
+ * Hive, so each suite runs in a fork of its own.
+ */
+final class EmbeddedHive implements AutoCloseable {
+
+  private final HiveConf conf;
+  private final SessionState session;
+
+  private EmbeddedHive(HiveConf conf, SessionState session) {
+    this.conf = conf;
+    this.session = session;
+  }
+
+  /**
+   * Starts Hive with the store's settings, the local runner, a Derby metastore under scratch and
+   * the given extra settings (the module's recommended Hive settings, the shim).
+   */
+  static EmbeddedHive start(Configuration storeSettings, Path scratch, Map<String, String> settings)
+      throws IOException {
+    Configuration site = new Configuration(false);
+    storeSettings.forEach(entry -> site.set(entry.getKey(), entry.getValue()));
+    site.set(
+        "javax.jdo.option.ConnectionURL",
+        "jdbc:derby:;databaseName=" + scratch.resolve("metastore_db") + ";create=true");
+    site.set("datanucleus.schema.autoCreateAll", "true");
+    site.set("hive.metastore.schema.verification", "false");
+    site.set("metastore.schema.verification", "false");
+    site.set("hive.metastore.warehouse.dir", scratch.resolve("warehouse").toUri().toString());
+    site.set(
+        "hive.metastore.warehouse.external.dir",
+        scratch.resolve("warehouse-external").toUri().toString());
+    site.set("hive.execution.engine", "mr");
+    site.set("mapreduce.framework.name", "local");
+    site.set("fs.defaultFS", "file:///");
+    site.set("hive.exec.submitviachild", "false");
+    site.set("hive.exec.submit.local.task.via.child", "false");
+    site.set("hive.exec.scratchdir", scratch.resolve("hive-scratch").toString());
+    site.set("hive.exec.local.scratchdir", scratch.resolve("hive-local-scratch").toString());
+    site.set("hive.downloaded.resources.dir", scratch.resolve("hive-resources").toString());
+    site.set("hive.querylog.location", scratch.resolve("hive-querylog").toString());
+    site.set("hadoop.tmp.dir", scratch.resolve("hadoop").toString());
+    site.set("mapreduce.jobtracker.staging.root.dir", scratch.resolve("mr-staging").toString());
+    site.set("mapreduce.cluster.local.dir", scratch.resolve("mr-local").toString());
+    site.set("hive.stats.autogather", "false");
+    site.set("hive.stats.column.autogather", "false");
+    site.set("hive.server2.logging.operation.enabled", "false");
+    site.set("hive.metastore.event.db.notification.api.auth", "false");
+    settings.forEach(site::set);
+
+    Path siteFile = scratch.resolve("hive-site.xml");
+    StringWriter xml = new StringWriter();
+    site.writeXml(xml);
+    Files.writeString(siteFile, xml.toString(), StandardCharsets.UTF_8);
+    try {
+      HiveConf.setHiveSiteLocation(siteFile.toUri().toURL());
+    } catch (MalformedURLException e) {
+      throw new IOException(e);
+    }
+    HiveConf conf = new HiveConf(SessionState.class);
+    SessionState session = new SessionState(conf);
+    SessionState.start(session);
+    return new EmbeddedHive(conf, session);
+  }
+
+  HiveConf conf() {
+    return conf;
+  }
+
+  /** Runs one statement; fails with Hive's message when Hive refuses or fails it. */
+  void execute(String sql) {
+    query(sql);
+  }
+
+  /** Runs one statement and returns its rows, tab-separated as Hive prints them. */
+  List<String> query(String sql) {
+    IDriver driver = DriverFactory.newDriver(conf);
+    try {
+      driver.run(sql);
+      List<String> rows = new ArrayList<>();
+      List<String> batch = new ArrayList<>();
+      while (driver.getResults(batch)) {
+        rows.addAll(batch);
+        batch.clear();
+      }
+      return rows;
+    } catch (CommandProcessorException | IOException e) {
+      throw new IllegalStateException("Hive failed: " + sql + ": " + e.getMessage(), e);
+    } finally {
+      driver.close();
+      driver.destroy();
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    session.close();
+  }
+}

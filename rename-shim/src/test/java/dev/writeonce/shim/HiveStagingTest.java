@@ -1,0 +1,100 @@
+package dev.writeonce.shim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.core.testing.InMemoryStore;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class HiveStagingTest {
+
+  private static final String STAGING = "wh/t/.hive-staging_hive_2026-11-23_07-00-00_1_2-1";
+
+  private final InMemoryStore store = new InMemoryStore("bucket");
+  private final HiveStaging staging = new HiveStaging(store, "bucket");
+
+  private void plan(Map<String, LoadPlan.Load> loads) throws Exception {
+    store.putObject(STAGING + "/" + LoadPlan.FILE_NAME, new LoadPlan(loads).toBytes(), false);
+  }
+
+  private void existing(String key) throws Exception {
+    store.putObject(key, "old".getBytes(StandardCharsets.UTF_8), false);
+  }
+
+  @Test
+  void aFileJoiningAnEmptyDestinationKeepsItsName() throws Exception {
+    assertThat(staging.predictFinalKey(STAGING + "/_task_tmp.-ext-10000/_tmp.000000_0"))
+        .contains("wh/t/000000_0");
+    assertThat(staging.predictFinalKey(STAGING + "/-tmp.-ext-10000/day=1/000001_0"))
+        .contains("wh/t/day=1/000001_0");
+  }
+
+  @Test
+  void aFileJoiningTakenNamesGetsHivesFirstFreeCopyName() throws Exception {
+    existing("wh/t/000000_0");
+    existing("wh/t/000000_0_copy_1");
+    existing("wh/t/000000_0_copy_3");
+    existing("wh/t/000000_0.gz");
+    assertThat(staging.predictFinalKey(STAGING + "/_task_tmp.-ext-10000/_tmp.000000_0"))
+        .contains("wh/t/000000_0_copy_2");
+    assertThat(staging.predictFinalKey(STAGING + "/_task_tmp.-ext-10000/_tmp.000000_0.gz"))
+        .contains("wh/t/000000_0_copy_1.gz");
+  }
+
+  @Test
+  void aReplacingStatementKeepsEveryNameAndReadsThePlanOnce() throws Exception {
+    plan(Map.of("-ext-10000", new LoadPlan.Load(LoadPlan.Mode.REPLACE, Optional.empty())));
+    existing("wh/t/000000_0");
+    long before = store.counters().total();
+    assertThat(staging.predictFinalKey(STAGING + "/_task_tmp.-ext-10000/_tmp.000000_0"))
+        .contains("wh/t/000000_0");
+    assertThat(staging.predictFinalKey(STAGING + "/_task_tmp.-ext-10000/_tmp.000001_0"))
+        .contains("wh/t/000001_0");
+    assertThat(store.counters().total() - before).as("one GET of the plan, no LIST").isEqualTo(1);
+  }
+
+  @Test
+  void aPlanTargetSendsFilesToTheNamedDestination() throws Exception {
+    plan(
+        Map.of(
+            "-ext-10000",
+            new LoadPlan.Load(LoadPlan.Mode.REPLACE, Optional.of("s3a://bucket/wh/t/c"))));
+    assertThat(staging.predictFinalKey(STAGING + "/-tmp.-ext-10000.moved/000000_0"))
+        .contains("wh/t/c/000000_0");
+  }
+
+  @Test
+  void aDestinationInAnotherBucketIsNotPredicted() throws Exception {
+    plan(
+        Map.of(
+            "-ext-10000",
+            new LoadPlan.Load(LoadPlan.Mode.REPLACE, Optional.of("s3a://elsewhere/c"))));
+    assertThat(staging.predictFinalKey(STAGING + "/-ext-10000/000000_0")).isEmpty();
+  }
+
+  @Test
+  void aPlanRoundTripsAndADamagedOneIsRefusedWithItsLocation() throws Exception {
+    LoadPlan plan =
+        new LoadPlan(
+            Map.of(
+                "-ext-10000", new LoadPlan.Load(LoadPlan.Mode.KEEP, Optional.empty()),
+                "-ext-10002",
+                    new LoadPlan.Load(LoadPlan.Mode.REPLACE, Optional.of("s3a://b/w h/t=1"))));
+    assertThat(LoadPlan.parse(plan.toBytes(), "here")).isEqualTo(plan);
+    assertThatThrownBy(
+            () -> LoadPlan.parse("-ext-1.mode=sideways\n".getBytes(StandardCharsets.UTF_8), "p"))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("p: unknown load mode 'sideways'");
+  }
+
+  @Test
+  void keysOutsideAnExtDirectoryAreNotStagedFiles() {
+    assertThat(HiveStaging.isStaged(STAGING + "/" + LoadPlan.FILE_NAME)).isFalse();
+    assertThat(HiveStaging.isStaged("wh/t/000000_0")).isFalse();
+    assertThat(HiveStaging.isStaged(STAGING + "/-ext-10000/000000_0")).isTrue();
+  }
+}
