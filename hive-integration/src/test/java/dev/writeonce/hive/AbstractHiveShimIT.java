@@ -244,7 +244,7 @@ abstract class AbstractHiveShimIT {
   }
 
   @Test
-  void aTaskCommittedByTwoAttemptsLeavesOneFileAndNoOpenUpload() throws Exception {
+  void otherAttemptsOfTasksLeaveOneFilePerCommittedTaskAndNoOpenUpload() throws Exception {
     String database = database(shimBucket) + "_retry";
     hive.execute(
         "CREATE DATABASE " + database + " LOCATION 's3a://" + shimBucket + "/retry-warehouse'");
@@ -277,12 +277,16 @@ abstract class AbstractHiveShimIT {
             new BucketView(store(), shimBucket)
                 .openUploads(
                     List.of(
-                        "retry-warehouse/retried/000000_0", "retry-warehouse/retried/000000_1")))
+                        "retry-warehouse/retried/000000_0",
+                        "retry-warehouse/retried/000000_1",
+                        "retry-warehouse/retried/000001_0")))
         .as("open uploads")
         .isEmpty();
     assertThat(fs.shimStatistics().uploadsAborted() - abortedBefore)
-        .as("the other attempt's upload, aborted when Hive deleted its file")
-        .isEqualTo(1);
+        .as(
+            "aborted: the duplicate attempt's upload when Hive deleted its file, and the dead"
+                + " attempt's when Hive deleted the staging directory")
+        .isEqualTo(2);
     assertThat(fs.shimStatistics().misses()).isEqualTo(missesBefore);
     assertThat(traffic.requests(S3Api.COPY_OBJECT)).isZero();
     assertThat(traffic.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(1);

@@ -44,6 +44,10 @@ public class StrayAttemptHook implements ExecuteWithHookContext {
       if (!fs.rename(written, committed)) {
         throw new IllegalStateException("rename " + written + " to " + committed);
       }
+      Path died = new Path(root, "_task_tmp." + ext.getName() + "/_tmp.000001_0");
+      try (FSDataOutputStream out = fs.create(died, true)) {
+        out.write(content.getBytes(StandardCharsets.UTF_8));
+      }
     }
     if (task.getChildTasks() != null) {
       for (Task<?> child : task.getChildTasks()) {
