@@ -22,7 +22,8 @@ import picocli.CommandLine.Command;
       RecoverCommand.class,
       PurgeCommand.class,
       EngineBenchCommand.class,
-      CompareCommand.class
+      CompareCommand.class,
+      BenchCommand.class
     },
     footer = {
       "",
