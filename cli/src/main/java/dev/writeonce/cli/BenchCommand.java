@@ -57,6 +57,20 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--out", defaultValue = "docs/benchmarks", description = "output directory")
   Path out;
 
+  @Option(
+      names = "--only",
+      split = ",",
+      description =
+          "committers to run, by short name: foc-v1, hadoop-magic, hadoop-directory,"
+              + " writeonce-directory, writeonce-magic, shim (default: all)")
+  List<String> only;
+
+  @Option(
+      names = "--conf",
+      description =
+          "a setting for every write, KEY=VALUE (repeatable), e.g. writeonce.commit.threads=64")
+  java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
+
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   /** One row of the file-count CSV. */
@@ -69,18 +83,26 @@ final class BenchCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("bench: --files must be at least --tasks, all positive");
       return Main.USAGE;
     }
+    List<SparkWrites.Variant> variants;
+    try {
+      variants = only == null ? SparkWrites.variants() : SparkWrites.variantsByShortName(only);
+    } catch (IllegalArgumentException e) {
+      spec.commandLine().getErr().println("bench: " + e.getMessage());
+      return Main.USAGE;
+    }
     Files.createDirectories(out);
     List<Row> rows = new ArrayList<>();
     List<SparkWrites.Outcome> sorts = new ArrayList<>();
     String versions;
     try (SparkWrites writes = SparkWrites.start(console, tasks)) {
+      settings.forEach((key, value) -> writes.spark().conf().set(key, value));
       versions =
           String.format(
               Locale.ROOT,
               "Spark %s (local[2]), Hadoop %s, MinIO built from module version %s",
               writes.spark().version(),
               org.apache.hadoop.util.VersionInfo.getVersion(),
-              Optional.ofNullable(System.getenv("WRITEONCE_MINIO_VERSION")).orElse("(pinned)"));
+              Optional.ofNullable(System.getenv("WRITEONCE_MINIO_VERSION")).orElse(pinnedMinio()));
       for (int files : fileCounts) {
         int partitions = Math.max(1, files / tasks);
         Dataset<org.apache.spark.sql.Row> data =
@@ -94,7 +116,7 @@ final class BenchCommand implements Callable<Integer> {
                 .repartition(tasks)
                 .cache();
         data.count();
-        for (SparkWrites.Variant variant : SparkWrites.variants()) {
+        for (SparkWrites.Variant variant : variants) {
           if (variant.renames() && files > renameMaxFiles) {
             continue;
           }
@@ -113,14 +135,11 @@ final class BenchCommand implements Callable<Integer> {
         data.unpersist();
       }
       if (terasortRows > 0) {
-        for (String name :
-            List.of(
-                SparkWrites.FOC_V1,
-                SparkWrites.HADOOP_MAGIC,
-                SparkWrites.WRITEONCE_MAGIC,
-                SparkWrites.WRITEONCE_DIRECTORY,
-                SparkWrites.SHIM)) {
-          SparkWrites.Variant variant = SparkWrites.variants(List.of(name)).get(0);
+        for (SparkWrites.Variant variant : variants) {
+          if (variant.name().equals(SparkWrites.HADOOP_DIRECTORY)) {
+            continue; // a staging committer like writeonce's directory committer; kept shorter
+          }
+          String name = variant.name();
           console.printf(
               Locale.ROOT, "TeraSort-like job, %,d rows, through %s...%n", terasortRows, name);
           console.flush();
@@ -155,8 +174,24 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   private String commandLine() {
-    return "scripts/bench.sh "
-        + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+    List<String> args = new ArrayList<>(spec.commandLine().getParseResult().originalArgs());
+    if (!args.isEmpty() && args.get(0).equals("bench")) {
+      args.remove(0);
+    }
+    return ("scripts/bench.sh " + String.join(" ", args)).strip();
+  }
+
+  /** The MinIO module version the project pins, from its provisioning script, if found. */
+  private static String pinnedMinio() {
+    Path script = Path.of("scripts", "provision-minio.sh");
+    try {
+      java.util.regex.Matcher m =
+          java.util.regex.Pattern.compile("MINIO_VERSION:-([^}]+)\\}")
+              .matcher(Files.readString(script));
+      return m.find() ? m.group(1) : "(pinned)";
+    } catch (IOException e) {
+      return "(pinned)";
+    }
   }
 
   static String machine() {

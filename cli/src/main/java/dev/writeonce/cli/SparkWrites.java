@@ -122,6 +122,31 @@ final class SparkWrites implements AutoCloseable {
     return chosen;
   }
 
+  /** Short names for the command line, in the order of {@link #variants()}. */
+  static final List<String> SHORT_NAMES =
+      List.of(
+          "foc-v1",
+          "hadoop-magic",
+          "hadoop-directory",
+          "writeonce-directory",
+          "writeonce-magic",
+          "shim");
+
+  /** The variants with these short names, in the order given. */
+  static List<Variant> variantsByShortName(List<String> shortNames) {
+    List<String> names = new ArrayList<>();
+    List<Variant> all = variants();
+    for (String shortName : shortNames) {
+      int index = SHORT_NAMES.indexOf(shortName.trim());
+      if (index < 0) {
+        throw new IllegalArgumentException(
+            "no committer '" + shortName + "': use one of " + String.join(", ", SHORT_NAMES));
+      }
+      names.add(all.get(index).name());
+    }
+    return variants(names);
+  }
+
   private static Variant variant(
       String name,
       String protocol,

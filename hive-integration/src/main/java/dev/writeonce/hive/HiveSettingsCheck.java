@@ -18,6 +18,7 @@ public final class HiveSettingsCheck {
   public static final String STAGING_DIR = "hive.exec.stagingdir";
   public static final String BLOBSTORE_AS_SCRATCH = "hive.blobstore.use.blobstore.as.scratchdir";
   public static final String BLOBSTORE_OPTIMIZATIONS = "hive.blobstore.optimizations.enabled";
+  public static final String SCRATCH_FOR_STAGING = "hive.use.scratchdir.for.staging";
 
   private HiveSettingsCheck() {}
 
@@ -63,15 +64,18 @@ public final class HiveSettingsCheck {
                   + " place.",
               "leave " + STAGING_DIR + " at its default .hive-staging."));
     }
-    String scratch = conf.get(BLOBSTORE_AS_SCRATCH, "false").trim();
-    if (Boolean.parseBoolean(scratch)) {
+    for (String key : new String[] {BLOBSTORE_AS_SCRATCH, SCRATCH_FOR_STAGING}) {
+      String scratch = conf.get(key, "false").trim();
+      if (!Boolean.parseBoolean(scratch)) {
+        continue;
+      }
       findings.add(
           new Finding(
-              BLOBSTORE_AS_SCRATCH,
+              key,
               scratch,
               "Hive stages output in its scratch directory instead of beside the destination, so"
                   + " the final location of a staged file cannot be derived from its path.",
-              "set " + BLOBSTORE_AS_SCRATCH + "=false."));
+              "set " + key + "=false."));
     }
     return findings;
   }

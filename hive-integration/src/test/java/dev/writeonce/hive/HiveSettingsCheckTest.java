@@ -36,9 +36,13 @@ class HiveSettingsCheckTest {
             Map.of(
                 HiveSettingsCheck.MERGE_MAP_FILES, "false",
                 HiveSettingsCheck.STAGING_DIR, "/tmp/hive-staging",
-                HiveSettingsCheck.BLOBSTORE_AS_SCRATCH, "true"));
+                HiveSettingsCheck.BLOBSTORE_AS_SCRATCH, "true",
+                HiveSettingsCheck.SCRATCH_FOR_STAGING, "true"));
     assertThat(HiveSettingsCheck.check(conf))
         .extracting(HiveSettingsCheck.Finding::setting)
-        .containsExactly(HiveSettingsCheck.STAGING_DIR, HiveSettingsCheck.BLOBSTORE_AS_SCRATCH);
+        .containsExactly(
+            HiveSettingsCheck.STAGING_DIR,
+            HiveSettingsCheck.BLOBSTORE_AS_SCRATCH,
+            HiveSettingsCheck.SCRATCH_FOR_STAGING);
   }
 }
