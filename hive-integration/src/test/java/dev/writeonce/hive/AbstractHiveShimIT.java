@@ -82,6 +82,11 @@ abstract class AbstractHiveShimIT {
     if (hive != null) {
       hive.close();
     }
+    if (scratch != null) {
+      try (var paths = Files.walk(scratch)) {
+        paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+      }
+    }
   }
 
   /** The module's shipped settings, for the one bucket the shim handles here. */

@@ -38,6 +38,8 @@ final class EmbeddedHive implements AutoCloseable {
    */
   static EmbeddedHive start(Configuration storeSettings, Path scratch, Map<String, String> settings)
       throws IOException {
+    // Derby logs to its working directory unless told otherwise.
+    System.setProperty("derby.stream.error.file", scratch.resolve("derby.log").toString());
     Configuration site = new Configuration(false);
     storeSettings.forEach(entry -> site.set(entry.getKey(), entry.getValue()));
     site.set(
