@@ -1,5 +1,6 @@
 package dev.writeonce.hive;
 
+import dev.writeonce.teststore.CephRgw;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.TestStores;
 import org.apache.hadoop.conf.Configuration;
@@ -12,10 +13,10 @@ class CephRgwHiveShimIT extends AbstractHiveShimIT {
     return TestStores.cephRgw();
   }
 
-  /** RGW 16.2 refuses signed empty PUTs, and Hive writes directory markers (docs/hive.md). */
+  /** RGW 16.2 and Hive's directory markers: {@link CephRgw#EMPTY_OBJECT_SETTINGS}. */
   @Override
   protected Configuration storeSettings(Configuration conf) {
-    conf.set("fs.s3a.signing-algorithm", "AWS4UnsignedPayloadSignerType");
+    CephRgw.EMPTY_OBJECT_SETTINGS.forEach(conf::set);
     return conf;
   }
 }

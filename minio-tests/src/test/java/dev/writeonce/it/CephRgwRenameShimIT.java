@@ -1,5 +1,6 @@
 package dev.writeonce.it;
 
+import dev.writeonce.teststore.CephRgw;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.TestStores;
 import org.apache.hadoop.conf.Configuration;
@@ -12,14 +13,10 @@ class CephRgwRenameShimIT extends AbstractRenameShimIT {
     return TestStores.cephRgw();
   }
 
-  /**
-   * RGW 16.2 refuses an empty PUT whose payload is signed (XAmzContentSHA256Mismatch), and
-   * FileOutputCommitter needs empty objects: directory markers and _SUCCESS. Unsigned payloads are
-   * the documented setting for such clusters (docs/rename-shim.md).
-   */
+  /** RGW 16.2 and FileOutputCommitter's empty objects: {@link CephRgw#EMPTY_OBJECT_SETTINGS}. */
   @Override
   protected Configuration storeSettings(Configuration conf) {
-    conf.set("fs.s3a.signing-algorithm", "AWS4UnsignedPayloadSignerType");
+    CephRgw.EMPTY_OBJECT_SETTINGS.forEach(conf::set);
     return conf;
   }
 }

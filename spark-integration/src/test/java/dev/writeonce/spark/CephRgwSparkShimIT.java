@@ -1,5 +1,6 @@
 package dev.writeonce.spark;
 
+import dev.writeonce.teststore.CephRgw;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.TestStores;
 import java.util.Map;
@@ -12,9 +13,9 @@ class CephRgwSparkShimIT extends AbstractSparkShimIT {
     return TestStores.cephRgw();
   }
 
-  /** RGW 16.2 refuses empty PUTs with signed payloads: see CephRgwRenameShimIT. */
+  /** RGW 16.2 and empty objects: {@link CephRgw#EMPTY_OBJECT_SETTINGS}. */
   @Override
   protected Map<String, String> storeSettings() {
-    return Map.of("fs.s3a.signing-algorithm", "AWS4UnsignedPayloadSignerType");
+    return CephRgw.EMPTY_OBJECT_SETTINGS;
   }
 }
