@@ -297,6 +297,43 @@ abstract class AbstractHiveShimIT {
     assertThat(traffic.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(1);
   }
 
+  @Test
+  void withoutTheHookAnOverwriteIsStillRightAndCopiesEachFileOnce() throws Exception {
+    String database = database(shimBucket) + "_nohook";
+    hive.execute(
+        "CREATE DATABASE " + database + " LOCATION 's3a://" + shimBucket + "/nohook-warehouse'");
+    String table = database + ".t";
+    hive.execute("CREATE TABLE " + table + " (id INT, name STRING)");
+    hive.execute("INSERT INTO " + table + " VALUES (1, 'a')");
+    RenameShimFileSystem fs =
+        (RenameShimFileSystem) FileSystem.get(URI.create("s3a://" + shimBucket + "/"), hive.conf());
+    long missesBefore = fs.shimStatistics().misses();
+    String hooks = hive.conf().get("hive.exec.pre.hooks");
+    hive.conf().set("hive.exec.pre.hooks", "");
+    Traffic traffic;
+    try {
+      Traffic before = store().meter().read();
+      hive.execute("INSERT OVERWRITE TABLE " + table + " VALUES (2, 'b')");
+      traffic = store().meter().read().minus(before);
+    } finally {
+      hive.conf().set("hive.exec.pre.hooks", hooks);
+    }
+
+    assertThat(hive.query("SELECT id, name FROM " + table)).containsExactly("2\tb");
+    Map<String, String> files = new BucketView(store(), shimBucket).etags("nohook-warehouse/t/");
+    files.keySet().removeIf(key -> key.endsWith("/"));
+    assertThat(files.keySet()).containsExactly("nohook-warehouse/t/000000_0");
+    assertThat(traffic.requests(S3Api.COPY_OBJECT))
+        .as("the upload went to 000000_0_copy_1, as for INSERT INTO, and was copied into place")
+        .isEqualTo(1);
+    assertThat(fs.shimStatistics().misses() - missesBefore).isEqualTo(1);
+    assertThat(
+            new BucketView(store(), shimBucket)
+                .openUploads(
+                    List.of("nohook-warehouse/t/000000_0", "nohook-warehouse/t/000000_0_copy_1")))
+        .isEmpty();
+  }
+
   private void writeTable(List<Measured> measured) throws IOException {
     StringBuilder table = new StringBuilder();
     table.append(

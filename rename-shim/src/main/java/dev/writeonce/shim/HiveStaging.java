@@ -29,8 +29,12 @@ final class HiveStaging {
   private static final String COPY_KEYWORD = "_copy_";
   private static final int MAX_PLANS = 1_000;
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HiveStaging.class);
+
   private final StoreGateway gateway;
   private final String bucket;
+  private final java.util.concurrent.atomic.AtomicBoolean missingPlanReported =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private final Map<String, LoadPlan> plans =
       new LinkedHashMap<>(16, 0.75f, true) {
         @Override
@@ -105,6 +109,15 @@ final class HiveStaging {
     Optional<byte[]> body = gateway.getObject(key);
     LoadPlan plan =
         body.isEmpty() ? LoadPlan.NONE : LoadPlan.parse(body.get(), "s3a://" + bucket + "/" + key);
+    if (body.isEmpty() && missingPlanReported.compareAndSet(false, true)) {
+      LOG.warn(
+          "no load plan at s3a://{}/{}: Hive runs without dev.writeonce.hive.LoadPlanHook in"
+              + " hive.exec.pre.hooks, so the shim assumes every statement adds files to its"
+              + " destination. INSERT OVERWRITE into a non-empty destination then copies each file"
+              + " once, and CTAS copies every file (docs/hive.md). Logged once per file system.",
+          bucket,
+          key);
+    }
     synchronized (plans) {
       plans.put(root, plan);
     }
