@@ -9,10 +9,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.spark.sql.Dataset;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -69,7 +73,7 @@ final class BenchCommand implements Callable<Integer> {
       names = "--conf",
       description =
           "a setting for every write, KEY=VALUE (repeatable), e.g. writeonce.commit.threads=64")
-  java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
+  Map<String, String> settings = new LinkedHashMap<>();
 
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -185,9 +189,7 @@ final class BenchCommand implements Callable<Integer> {
   private static String pinnedMinio() {
     Path script = Path.of("scripts", "provision-minio.sh");
     try {
-      java.util.regex.Matcher m =
-          java.util.regex.Pattern.compile("MINIO_VERSION:-([^}]+)\\}")
-              .matcher(Files.readString(script));
+      Matcher m = Pattern.compile("MINIO_VERSION:-([^}]+)\\}").matcher(Files.readString(script));
       return m.find() ? m.group(1) : "(pinned)";
     } catch (IOException e) {
       return "(pinned)";

@@ -4,6 +4,7 @@ import dev.writeonce.shim.LoadPlan;
 import dev.writeonce.shim.RenameShimFileSystem;
 import java.io.IOException;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -92,7 +93,7 @@ public class LoadPlanHook implements ExecuteWithHookContext {
 
   /** Every MoveWork of the plan, conditional branches included. */
   private static List<MoveWork> moves(List<Task<?>> roots) {
-    List<MoveWork> found = new java.util.ArrayList<>();
+    List<MoveWork> found = new ArrayList<>();
     Deque<Task<?>> pending = new ArrayDeque<>(roots);
     Set<Task<?>> seen = new HashSet<>();
     while (!pending.isEmpty()) {

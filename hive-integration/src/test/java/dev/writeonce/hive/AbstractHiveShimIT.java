@@ -13,6 +13,7 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -84,7 +85,7 @@ abstract class AbstractHiveShimIT {
     }
     if (scratch != null) {
       try (var paths = Files.walk(scratch)) {
-        paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
       }
     }
   }

@@ -9,8 +9,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The final key of a file Hive writes under its staging directory, as Hive's MoveTask will name it:
@@ -29,12 +32,11 @@ final class HiveStaging {
   private static final String COPY_KEYWORD = "_copy_";
   private static final int MAX_PLANS = 1_000;
 
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HiveStaging.class);
+  private static final Logger LOG = LoggerFactory.getLogger(HiveStaging.class);
 
   private final StoreGateway gateway;
   private final String bucket;
-  private final java.util.concurrent.atomic.AtomicBoolean missingPlanReported =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean missingPlanReported = new AtomicBoolean();
   private final Map<String, LoadPlan> plans =
       new LinkedHashMap<>(16, 0.75f, true) {
         @Override
