@@ -113,21 +113,34 @@ abstract class AbstractHiveShimIT {
     return store().meter().read().minus(before);
   }
 
+  /** Runs one statement with {@code hive.exec.pre.hooks} set to {@code preHooks} for it alone. */
+  private Traffic runWithPreHooks(String preHooks, String sql) throws IOException {
+    String configured = hive.conf().get("hive.exec.pre.hooks");
+    hive.conf().set("hive.exec.pre.hooks", preHooks);
+    try {
+      Traffic before = store().meter().read();
+      hive.execute(sql);
+      return store().meter().read().minus(before);
+    } finally {
+      hive.conf().set("hive.exec.pre.hooks", configured);
+    }
+  }
+
   private List<String> rows(String bucket, String sql) {
     return hive.query(sql.replace("${db}", database(bucket)));
   }
 
   /** ETags of the data objects under the database: no directory markers, nothing staged. */
   private Map<String, String> dataEtags(String bucket) {
-    Map<String, String> etags = new TreeMap<>();
-    new BucketView(store(), bucket)
-        .etags("warehouse/")
-        .forEach(
-            (key, etag) -> {
-              if (!key.endsWith("/") && !key.contains(".hive-staging")) {
-                etags.put(key, etag);
-              }
-            });
+    Map<String, String> etags = objectEtags(bucket, "warehouse/");
+    etags.keySet().removeIf(key -> key.contains(".hive-staging"));
+    return etags;
+  }
+
+  /** ETags of every object under the prefix but directory markers, staged objects included. */
+  private Map<String, String> objectEtags(String bucket, String prefix) {
+    Map<String, String> etags = new TreeMap<>(new BucketView(store(), bucket).etags(prefix));
+    etags.keySet().removeIf(key -> key.endsWith("/"));
     return etags;
   }
 
@@ -260,21 +273,14 @@ abstract class AbstractHiveShimIT {
         (RenameShimFileSystem) FileSystem.get(URI.create("s3a://" + shimBucket + "/"), hive.conf());
     long abortedBefore = fs.shimStatistics().uploadsAborted();
     long missesBefore = fs.shimStatistics().misses();
-    String hooks = hive.conf().get("hive.exec.pre.hooks");
     StrayAttemptHook.content = "1\u0001a\n";
-    hive.conf().set("hive.exec.pre.hooks", hooks + "," + StrayAttemptHook.class.getName());
-    Traffic traffic;
-    try {
-      Traffic before = store().meter().read();
-      hive.execute("INSERT INTO " + table + " VALUES (1, 'a')");
-      traffic = store().meter().read().minus(before);
-    } finally {
-      hive.conf().set("hive.exec.pre.hooks", hooks);
-    }
+    Traffic traffic =
+        runWithPreHooks(
+            hive.conf().get("hive.exec.pre.hooks") + "," + StrayAttemptHook.class.getName(),
+            "INSERT INTO " + table + " VALUES (1, 'a')");
 
     assertThat(hive.query("SELECT id, name FROM " + table)).containsExactly("1\ta");
-    Map<String, String> files = new BucketView(store(), shimBucket).etags("retry-warehouse/");
-    files.keySet().removeIf(key -> key.endsWith("/"));
+    Map<String, String> files = objectEtags(shimBucket, "retry-warehouse/");
     assertThat(files.keySet())
         .as("one file for task 000000, from one of its two attempts")
         .hasSize(1)
@@ -309,20 +315,10 @@ abstract class AbstractHiveShimIT {
     RenameShimFileSystem fs =
         (RenameShimFileSystem) FileSystem.get(URI.create("s3a://" + shimBucket + "/"), hive.conf());
     long missesBefore = fs.shimStatistics().misses();
-    String hooks = hive.conf().get("hive.exec.pre.hooks");
-    hive.conf().set("hive.exec.pre.hooks", "");
-    Traffic traffic;
-    try {
-      Traffic before = store().meter().read();
-      hive.execute("INSERT OVERWRITE TABLE " + table + " VALUES (2, 'b')");
-      traffic = store().meter().read().minus(before);
-    } finally {
-      hive.conf().set("hive.exec.pre.hooks", hooks);
-    }
+    Traffic traffic = runWithPreHooks("", "INSERT OVERWRITE TABLE " + table + " VALUES (2, 'b')");
 
     assertThat(hive.query("SELECT id, name FROM " + table)).containsExactly("2\tb");
-    Map<String, String> files = new BucketView(store(), shimBucket).etags("nohook-warehouse/t/");
-    files.keySet().removeIf(key -> key.endsWith("/"));
+    Map<String, String> files = objectEtags(shimBucket, "nohook-warehouse/t/");
     assertThat(files.keySet()).containsExactly("nohook-warehouse/t/000000_0");
     assertThat(traffic.requests(S3Api.COPY_OBJECT))
         .as("the upload went to 000000_0_copy_1, as for INSERT INTO, and was copied into place")
