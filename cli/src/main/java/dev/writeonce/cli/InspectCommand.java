@@ -71,7 +71,9 @@ final class InspectCommand implements Callable<Integer> {
   private String describe(Job job, Duration idle) {
     return switch (job.state()) {
       case FINISHED ->
-          "finished (_SUCCESS names it); only its records are left: recover removes them";
+          "finished (its job record says so); only its records are left: recover removes them";
+      case ABORTED ->
+          "aborted before its commit point; only its records are left: recover removes them";
       case COMMITTED_UNFINISHED ->
           "COMMITTED BUT UNFINISHED: run 'writeonce recover' to complete it";
       case UNCOMMITTED ->

@@ -70,6 +70,12 @@ final class PurgeCommand implements Callable<Integer> {
       JobInspector.Report report = new JobInspector(access.gateway, access.layout).inspect();
       JobCommitEngine engine =
           new JobCommitEngine(access.gateway, access.config, access.destination);
+      // Uploads a committed job's manifest names are its data: never aborted here, whatever the
+      // arguments. Recover finishes such jobs.
+      java.util.Set<String> committedUploads = new java.util.HashSet<>();
+      report
+          .in(JobInspector.State.COMMITTED_UNFINISHED)
+          .forEach(job -> job.uploads().forEach(u -> committedUploads.add(u.uploadId())));
       for (Job job : report.jobs()) {
         switch (job.state()) {
           case UNCOMMITTED -> {
@@ -96,12 +102,20 @@ final class PurgeCommand implements Callable<Integer> {
             failures++;
             err.println("job " + job.jobId() + " left untouched: " + job.problem());
           }
+          case ABORTED -> {
+            if (job.lastModifiedMillis() <= cutoff) {
+              say("remove the records of aborted job " + job.jobId());
+              if (yes) {
+                engine.abort(job.jobId(), List.of());
+              }
+            }
+          }
           case FINISHED -> {}
         }
       }
       failures += purgeShimRecords(access, err);
       if (listUploads) {
-        purgeListedUploads(access);
+        purgeListedUploads(access, committedUploads);
       }
       out.println(
           (yes ? "aborted " + aborted : "dry run: nothing done; --yes would act")
@@ -174,10 +188,18 @@ final class PurgeCommand implements Callable<Integer> {
     return failures;
   }
 
-  private void purgeListedUploads(StoreAccess access) throws Exception {
+  private void purgeListedUploads(StoreAccess access, java.util.Set<String> committedUploads)
+      throws Exception {
     List<OpenUpload> uploads = access.gateway.listUploadsUnder(access.destination.prefix());
     for (OpenUpload upload : uploads) {
       if (upload.initiatedMillis() > cutoff) {
+        continue;
+      }
+      if (committedUploads.contains(upload.uploadId())) {
+        out.println(
+            "keep listed upload to "
+                + access.destination.uriOf(upload.key())
+                + ": a committed job's manifest names it; 'writeonce recover' completes it");
         continue;
       }
       say("abort listed upload to " + access.destination.uriOf(upload.key()));

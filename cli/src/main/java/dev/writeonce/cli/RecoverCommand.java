@@ -35,6 +35,15 @@ final class RecoverCommand implements Callable<Integer> {
   @Option(names = "--dry-run", description = "say what would be done, do nothing")
   boolean dryRun;
 
+  @Option(
+      names = "--accept-lost",
+      description =
+          "finish committed jobs even when some of their uploads are gone (aborted, or expired by"
+              + " the store: MinIO after 24 h, a lifecycle rule): every other file is published and"
+              + " _SUCCESS lists the lost ones. Without it, recover completes what it can, names the"
+              + " lost files and leaves the job committed but unfinished")
+  boolean acceptLost;
+
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -59,7 +68,7 @@ final class RecoverCommand implements Callable<Integer> {
               out.println(
                   (dryRun ? "would " : "") + what + job.jobId() + " (" + job.files() + " files)");
               if (!dryRun) {
-                Optional<CommitResult> result = engine.resume(job.jobId());
+                Optional<CommitResult> result = engine.resume(job.jobId(), acceptLost);
                 result.ifPresent(
                     r ->
                         out.printf(
@@ -90,6 +99,16 @@ final class RecoverCommand implements Callable<Integer> {
               if (!dryRun) {
                 engine.abort(job.jobId(), List.of());
                 out.println("  job " + job.jobId() + " aborted; its records removed");
+              }
+              acted++;
+            }
+            case ABORTED -> {
+              out.println(
+                  (dryRun ? "would remove" : "remove")
+                      + " the records of aborted job "
+                      + job.jobId());
+              if (!dryRun) {
+                engine.abort(job.jobId(), List.of());
               }
               acted++;
             }

@@ -20,7 +20,6 @@ public final class MagicCommitter extends MultipartOutputCommitter {
   public static final String NAME = "magic";
 
   private final Path workPath;
-  private final String attemptKey;
 
   public MagicCommitter(Path outputPath, JobContext context, StoreOpener opener)
       throws IOException {
@@ -29,7 +28,12 @@ public final class MagicCommitter extends MultipartOutputCommitter {
         context instanceof TaskAttemptContext task ? attemptId(task) : "job-" + jobId(context);
     String baseKey = MagicPaths.baseKey(destination().prefix(), jobId(context), attempt);
     this.workPath = new Path(destination().uriOf(baseKey));
-    this.attemptKey = baseKey.substring(0, baseKey.length() - MagicPaths.BASE.length());
+  }
+
+  /** The magic key prefix of the attempt a call names: not necessarily this committer's own. */
+  private String attemptKey(TaskAttemptContext context) {
+    String baseKey = MagicPaths.baseKey(destination().prefix(), jobId(context), attemptId(context));
+    return baseKey.substring(0, baseKey.length() - MagicPaths.BASE.length());
   }
 
   /** The magic path tasks write under; its files stream to the destination. */
@@ -68,17 +72,17 @@ public final class MagicCommitter extends MultipartOutputCommitter {
 
   @Override
   protected boolean hasTaskOutput(TaskAttemptContext context) throws IOException {
-    return magicFileSystem(context).hasPending(attemptKey);
+    return magicFileSystem(context).hasPending(attemptKey(context));
   }
 
   @Override
   protected List<PendingUpload> uploadTaskOutput(TaskAttemptContext context) throws IOException {
-    return magicFileSystem(context).claimAttempt(attemptKey);
+    return magicFileSystem(context).claimAttempt(attemptKey(context));
   }
 
   @Override
   protected void discardTaskOutput(TaskAttemptContext context) throws IOException {
-    magicFileSystem(context).abortAttempt(attemptKey);
+    magicFileSystem(context).abortAttempt(attemptKey(context));
   }
 
   @Override

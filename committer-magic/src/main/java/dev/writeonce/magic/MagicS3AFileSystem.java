@@ -226,15 +226,7 @@ public class MagicS3AFileSystem extends S3AFileSystem {
       return super.delete(path, recursive);
     }
     if (target.get().isFile()) {
-      Optional<MagicUploads.Attempt> attempt =
-          MagicUploads.existing(getBucket(), target.get().attemptKey());
-      PendingUpload upload =
-          attempt.map(a -> a.closed.remove(target.get().relative())).orElse(null);
-      if (upload != null) {
-        gateway.abortUpload(upload.key(), upload.uploadId());
-        return true;
-      }
-      return false;
+      return deleteUnderAttempt(path, target.get(), recursive);
     }
     String prefix = pathToKey(makeQualified(path));
     prefix = prefix.endsWith("/") ? prefix : prefix + "/";
@@ -244,6 +236,63 @@ public class MagicS3AFileSystem extends S3AFileSystem {
     }
     for (String attemptKey : attempts) {
       abortAttempt(attemptKey);
+    }
+    return true;
+  }
+
+  /**
+   * Deletes a file or a directory below an attempt's base: deleted means never committed, so the
+   * uploads of every file at or under the path are aborted, open writers included.
+   */
+  private boolean deleteUnderAttempt(Path path, MagicPaths.Target target, boolean recursive)
+      throws IOException {
+    Optional<MagicUploads.Attempt> attempt =
+        MagicUploads.existing(getBucket(), target.attemptKey());
+    if (attempt.isEmpty()) {
+      return false;
+    }
+    String relative = target.relative();
+    String under = relative + "/";
+    PendingUpload file = attempt.get().closed.remove(relative);
+    List<String> closedBelow =
+        attempt.get().closed.keySet().stream().filter(name -> name.startsWith(under)).toList();
+    List<MagicOutputStream> openBelow =
+        attempt.get().open.stream()
+            .filter(out -> out.name().equals(relative) || out.name().startsWith(under))
+            .toList();
+    if (file == null && closedBelow.isEmpty() && openBelow.isEmpty()) {
+      return false;
+    }
+    if (file == null && !recursive) {
+      throw new org.apache.hadoop.fs.PathIsNotEmptyDirectoryException(path.toString());
+    }
+    IOException failure = null;
+    List<PendingUpload> aborted = new java.util.ArrayList<>();
+    if (file != null) {
+      aborted.add(file);
+    }
+    for (String name : closedBelow) {
+      PendingUpload upload = attempt.get().closed.remove(name);
+      if (upload != null) {
+        aborted.add(upload);
+      }
+    }
+    for (PendingUpload upload : aborted) {
+      try {
+        gateway.abortUpload(upload.key(), upload.uploadId());
+      } catch (IOException e) {
+        failure = failure == null ? e : failure;
+      }
+    }
+    for (MagicOutputStream out : openBelow) {
+      try {
+        out.abort();
+      } catch (IOException e) {
+        failure = failure == null ? e : failure;
+      }
+    }
+    if (failure != null) {
+      throw failure;
     }
     return true;
   }

@@ -4,6 +4,7 @@ import dev.writeonce.core.committer.ConflictPolicy;
 import dev.writeonce.core.committer.MultipartOutputCommitter;
 import dev.writeonce.core.engine.JobCommitContext;
 import dev.writeonce.core.engine.Tasks;
+import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.PendingUpload;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,7 +31,7 @@ public final class StagingCommitter extends MultipartOutputCommitter {
 
   private static final Logger LOG = LoggerFactory.getLogger(StagingCommitter.class);
 
-  private final Path localAttemptDir;
+  private final Path localJobDir;
   private final org.apache.hadoop.fs.Path workPath;
 
   public StagingCommitter(
@@ -41,10 +42,20 @@ public final class StagingCommitter extends MultipartOutputCommitter {
       StoreOpener opener)
       throws IOException {
     super(name, outputPath, context, conflicts, opener);
+    // Two jobs with one job id (local runners, Spark jobs started in the same second) must not
+    // share local files: the destination tells them apart, and one destination takes one run.
+    this.localJobDir =
+        Paths.get(
+            config().stagingDir(),
+            jobId(context) + "-" + Etags.md5Hex(destination().toString()).substring(0, 12));
     String attempt =
         context instanceof TaskAttemptContext task ? attemptId(task) : "job-" + jobId(context);
-    this.localAttemptDir = Paths.get(config().stagingDir(), jobId(context), attempt);
-    this.workPath = new org.apache.hadoop.fs.Path(localAttemptDir.toUri());
+    this.workPath = new org.apache.hadoop.fs.Path(localJobDir.resolve(attempt).toUri());
+  }
+
+  /** The local directory of the attempt a call names: not necessarily this committer's own. */
+  private Path localAttemptDir(TaskAttemptContext context) {
+    return localJobDir.resolve(attemptId(context));
   }
 
   /** The local directory where the attempt's output goes; relative paths become keys. */
@@ -55,17 +66,18 @@ public final class StagingCommitter extends MultipartOutputCommitter {
 
   @Override
   protected void prepareTask(TaskAttemptContext context) throws IOException {
-    Files.createDirectories(localAttemptDir);
+    Files.createDirectories(localAttemptDir(context));
   }
 
   @Override
   protected boolean hasTaskOutput(TaskAttemptContext context) throws IOException {
-    return !outputFiles().isEmpty();
+    return !outputFiles(localAttemptDir(context)).isEmpty();
   }
 
   @Override
   protected List<PendingUpload> uploadTaskOutput(TaskAttemptContext context) throws IOException {
-    List<Path> files = outputFiles();
+    Path localAttemptDir = localAttemptDir(context);
+    List<Path> files = outputFiles(localAttemptDir);
     String attempt = attemptId(context);
     ConcurrentLinkedQueue<PendingUpload> uploaded = new ConcurrentLinkedQueue<>();
     try (JobCommitContext pool = new JobCommitContext(attempt, config().taskUploadThreads())) {
@@ -95,16 +107,28 @@ public final class StagingCommitter extends MultipartOutputCommitter {
 
   @Override
   protected void discardTaskOutput(TaskAttemptContext context) throws IOException {
-    deleteLocalOutput();
+    deleteLocalOutput(localAttemptDir(context));
   }
 
   @Override
   protected void releaseTask(TaskAttemptContext context) throws IOException {
-    deleteLocalOutput();
+    deleteLocalOutput(localAttemptDir(context));
+  }
+
+  /**
+   * Removes what the job's attempts left on this machine: attempts that were never committed or
+   * aborted (a lost task) keep their local files otherwise.
+   */
+  @Override
+  protected void cleanupJobLocally(JobContext context) throws IOException {
+    if (Files.exists(localJobDir)) {
+      deleteTree(localJobDir);
+      LOG.debug("Deleted local job directory {}", localJobDir);
+    }
   }
 
   /** The attempt's output files, without the checksum files Hadoop's local filesystem adds. */
-  private List<Path> outputFiles() throws IOException {
+  private static List<Path> outputFiles(Path localAttemptDir) throws IOException {
     if (!Files.isDirectory(localAttemptDir)) {
       return List.of();
     }
@@ -120,15 +144,21 @@ public final class StagingCommitter extends MultipartOutputCommitter {
     return name.startsWith(".") && name.endsWith(".crc");
   }
 
-  private void deleteLocalOutput() throws IOException {
-    if (!Files.exists(localAttemptDir)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(localAttemptDir)) {
+  private static void deleteTree(Path root) throws IOException {
+    try (Stream<Path> paths = Files.walk(root)) {
       for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(path);
       }
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
     }
+  }
+
+  private static void deleteLocalOutput(Path localAttemptDir) throws IOException {
+    if (!Files.exists(localAttemptDir)) {
+      return;
+    }
+    deleteTree(localAttemptDir);
     LOG.debug("Deleted local output {}", localAttemptDir);
     try {
       Files.deleteIfExists(localAttemptDir.getParent());

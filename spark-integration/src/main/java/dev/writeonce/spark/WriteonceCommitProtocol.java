@@ -132,6 +132,8 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
   @Override
   public void setupJob(JobContext job) {
     try {
+      // Spark's write id is unique per write: it names this run of the job.
+      job.getConfiguration().set(MultipartOutputCommitter.JOB_UUID, jobId);
       TaskAttemptContext context = driverContext(job);
       driver = committer(new Path(path), context);
       driver.setupJob(context);

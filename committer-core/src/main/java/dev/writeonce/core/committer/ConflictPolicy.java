@@ -113,7 +113,10 @@ public abstract class ConflictPolicy {
   static void requireEmpty(StoreGateway store, JobLayout layout, String prefix)
       throws StoreException, DestinationConflictException {
     for (String child : store.listChildren(prefix, 10)) {
-      if (!layout.isRecord(child) && !child.equals(layout.recordsPrefix())) {
+      // The prefix itself is an empty directory's marker (S3A's mkdirs, consoles): not data.
+      if (!child.equals(prefix)
+          && !layout.isRecord(child)
+          && !child.equals(layout.recordsPrefix())) {
         throw new DestinationConflictException(
             layout.destination().uriOf(prefix)
                 + " already holds data (found "

@@ -8,8 +8,10 @@ import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobCommitRequest;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobLayout;
+import dev.writeonce.core.engine.JobRecords;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ErrorKind;
@@ -24,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobContext;
@@ -49,6 +52,15 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     StoreGateway open(Path outputPath, Configuration conf) throws IOException;
   }
 
+  /**
+   * The id of one run of a job, set in the job's configuration by job setup: two jobs with the same
+   * job id (two local runners, Spark jobs started in the same second) are told apart by it.
+   */
+  public static final String JOB_UUID = "writeonce.job.uuid";
+
+  /** The write id Spark SQL sets for each write. */
+  public static final String SPARK_WRITE_JOB_UUID = "spark.sql.sources.writeJobUUID";
+
   /** The default: the S3 client of the S3AFileSystem bound to the output path. */
   public static final StoreOpener S3A =
       (path, conf) -> S3StoreGateway.forFileSystem(path.getFileSystem(conf));
@@ -61,6 +73,9 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
   private final Configuration conf;
   private final StoreOpener opener;
   private StoreGateway store;
+
+  /** The run id this committer's setupJob gave the job, where the configuration lost it. */
+  private String setupUuid;
 
   protected MultipartOutputCommitter(
       String name,
@@ -137,14 +152,44 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
 
   @Override
   public void setupJob(JobContext context) throws IOException {
-    finishUnfinishedJobs(jobId(context));
+    String jobId = jobId(context);
+    finishUnfinishedJobs(jobId);
     conflicts.checkAtSetup(store(), new JobLayout(destination), config.conflictMode());
+    String uuid = runUuid(context).orElseGet(() -> UUID.randomUUID().toString());
+    // Tasks that share this configuration (local runners, Spark) learn the run id from it.
+    context.getConfiguration().set(JOB_UUID, uuid);
+    setupUuid = uuid;
+    new JobIdentity(engine(), destination, config).claim(jobId, uuid, isRetriedDriver(context));
     LOG.info(
-        "Job {}: committer {} writes to {} in conflict mode {}",
-        jobId(context),
+        "Job {} (run {}): committer {} writes to {} in conflict mode {}",
+        jobId,
+        uuid,
         name,
         destination,
         config.conflictMode().id());
+  }
+
+  /**
+   * The id of this run of the job, unique where the job id may not be: {@value #JOB_UUID} when set
+   * (job setup sets it), else Spark's {@code spark.sql.sources.writeJobUUID}, else the one this
+   * committer's job setup made. Empty in a task whose configuration never saw it (MapReduce on
+   * YARN, whose job ids are unique anyway).
+   */
+  protected Optional<String> runUuid(JobContext context) {
+    Configuration jobConf = context.getConfiguration();
+    String uuid = jobConf.getTrimmed(JOB_UUID, "");
+    if (uuid.isEmpty()) {
+      uuid = jobConf.getTrimmed(SPARK_WRITE_JOB_UUID, "");
+    }
+    if (uuid.isEmpty() && setupUuid != null) {
+      uuid = setupUuid;
+    }
+    return uuid.isEmpty() ? Optional.empty() : Optional.of(uuid);
+  }
+
+  /** A MapReduce application master after a restart sets the job up again under the same id. */
+  private static boolean isRetriedDriver(JobContext context) {
+    return context.getConfiguration().getInt("mapreduce.job.application.attempt.id", 0) > 0;
   }
 
   /**
@@ -231,17 +276,28 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     return manifest;
   }
 
+  /**
+   * Persists the attempt's task manifest, then reads the job's record once to learn whether the job
+   * can still take it. A job still running will: its commit reads task manifests only after it has
+   * marked itself committing. A job that has ended (finished, aborted, or its records gone) never
+   * will, so the attempt aborts its uploads and removes its manifest: nothing of it is left. A job
+   * in the middle of its commit may or may not have taken it: the attempt fails and leaves its
+   * manifest, whose uploads the job's cleanup aborts unless the job took them.
+   */
   @Override
   public void commitTask(TaskAttemptContext context) throws IOException {
     TaskManifest manifest = taskManifest(context);
+    JobRecords records = engine().records();
     try {
-      engine().records().saveTaskManifest(manifest);
+      records.saveTaskManifest(manifest);
     } catch (IOException e) {
       abortAll(manifest.uploads(), e);
       throw e;
     } finally {
       releaseTask(context);
     }
+    new JobIdentity(engine(), destination, config)
+        .confirmTaskCommit(manifest, runUuid(context), this::abortAll);
     LOG.info(
         "Task {} committed: {} files, {} bytes pending",
         attemptId(context),
@@ -254,10 +310,22 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     discardTaskOutput(context);
   }
 
+  /**
+   * Commits the job from the task manifests its tasks persisted. Refused, with nothing changed,
+   * when the job has already finished, was aborted, or belongs to another run with the same job id;
+   * a job that passed its commit point in an earlier call is finished instead.
+   */
   @Override
   public void commitJob(JobContext context) throws IOException {
     String jobId = jobId(context);
     JobCommitEngine engine = engine();
+    JobIdentity identity = new JobIdentity(engine, destination, config);
+    JobRecord record = identity.requireCommittable(jobId, runUuid(context));
+    if (record.state() == JobRecord.State.COMMITTING && identity.finishIfCommitted(jobId)) {
+      return;
+    }
+    // From here on, a task commit can no longer be sure to be taken: see commitTask.
+    record = identity.markCommitting(record);
     List<TaskManifest> selected;
     List<String> replaced;
     try {
@@ -272,17 +340,33 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
       abortAfterRefusal(engine, jobId, List.of(), e);
       throw e;
     }
-    commitJob(jobId, selected, config.conflictMode(), replaced);
+    commit(engine, record, selected, config.conflictMode(), replaced);
+    cleanupJobLocally(context);
   }
 
   /**
    * Commits a job from task manifests handed in, one per task, in the given conflict mode; the job
-   * is aborted when they cannot form a valid commit.
+   * is aborted when they cannot form a valid commit. Refused, with nothing changed, when the job
+   * has already finished, was aborted, or belongs to another run with the same job id.
    */
   public CommitResult commitJob(
       String jobId, List<TaskManifest> manifests, ConflictMode mode, List<String> replaced)
       throws IOException {
     JobCommitEngine engine = engine();
+    JobRecord record =
+        new JobIdentity(engine, destination, config)
+            .requireCommittable(jobId, Optional.ofNullable(setupUuid));
+    return commit(engine, record, manifests, mode, replaced);
+  }
+
+  private CommitResult commit(
+      JobCommitEngine engine,
+      JobRecord record,
+      List<TaskManifest> manifests,
+      ConflictMode mode,
+      List<String> replaced)
+      throws IOException {
+    String jobId = record.jobId();
     String claim = null;
     try {
       if (mode == ConflictMode.FAIL) {
@@ -290,7 +374,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
         conflicts.replacedPrefixes(store(), engine.layout(), mode, manifests);
       }
       CommitResult result =
-          engine.commit(new JobCommitRequest(jobId, name, mode, manifests, replaced));
+          engine.commit(new JobCommitRequest(jobId, name, mode, manifests, replaced, record));
       LOG.info("Job {}: {} files committed by {}", jobId, result.files(), name);
       return result;
     } catch (InvalidJobException | DestinationConflictException e) {
@@ -343,7 +427,11 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
 
   @Override
   public void abortJob(JobContext context, JobStatus.State state) throws IOException {
-    abortJob(jobId(context), List.of());
+    try {
+      abortJob(jobId(context), runUuid(context), List.of());
+    } finally {
+      cleanupJobLocally(context);
+    }
   }
 
   /**
@@ -351,12 +439,23 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
    * its commit point is finished instead, because its outcome is decided.
    */
   public void abortJob(String jobId, List<TaskManifest> known) throws IOException {
+    abortJob(jobId, Optional.ofNullable(setupUuid), known);
+  }
+
+  private void abortJob(String jobId, Optional<String> uuid, List<TaskManifest> known)
+      throws IOException {
     JobCommitEngine engine = engine();
+    if (!new JobIdentity(engine, destination, config).mayAbort(jobId, uuid)) {
+      return;
+    }
     try {
       engine.abort(jobId, known);
     } catch (CommitConflictException committed) {
       // The engine refuses to abort past the commit point: the job is decided, so finish it.
-      LOG.warn("Job {} is aborted after its commit point: finishing it instead", jobId);
+      LOG.error(
+          "Job {} is aborted after its commit point: finishing it instead. Its output IS"
+              + " published in full; do not run the job again",
+          jobId);
       Optional<CommitResult> finished = engine.resume(jobId);
       LOG.info(
           "Job {} finished during abort: {} files",
@@ -364,6 +463,9 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
           finished.map(CommitResult::files).orElse(0));
     }
   }
+
+  /** Frees what the job holds on this machine once it has ended; nothing by default. */
+  protected void cleanupJobLocally(JobContext context) throws IOException {}
 
   /** Aborts uploads, keeping the first failure's context. */
   protected void abortAll(Collection<PendingUpload> uploads, Exception cause) {

@@ -51,13 +51,15 @@ public record CommitterConfig(
 
   /**
    * Size of each multipart part but the last. S3, Ceph RGW and MinIO refuse parts under 5 MiB
-   * (except the last) and uploads of more than 10,000 parts. Accepts Hadoop size suffixes (64M).
+   * (except the last) and uploads of more than 10,000 parts. At most 2 GiB less one byte: the magic
+   * committer and the rename shim hold a part in one buffer in memory. Accepts Hadoop size suffixes
+   * (64M).
    */
   public static final String PART_SIZE = PREFIX + "upload.part-size";
 
   public static final long PART_SIZE_DEFAULT = 64L << 20;
   public static final long PART_SIZE_MIN = 5L << 20;
-  public static final long PART_SIZE_MAX = 5L << 30;
+  public static final long PART_SIZE_MAX = Integer.MAX_VALUE;
 
   /**
    * What a job does about data already under its destination: {@code fail}, {@code append} or
@@ -140,6 +142,16 @@ public record CommitterConfig(
       throw new IllegalArgumentException(STAGING_DIR + " is empty: name a local directory");
     }
     checkRange(COMMIT_THREADS, commitThreads, 1, COMMIT_THREADS_MAX);
+    if (partSize > PART_SIZE_MAX) {
+      throw new IllegalArgumentException(
+          PART_SIZE
+              + " = "
+              + partSize
+              + " is above the limit of "
+              + PART_SIZE_MAX
+              + " bytes (2 GiB less one byte): a part is buffered in memory by the magic committer"
+              + " and the rename shim. Set it to 2047M or less; 64M to 512M suits most jobs");
+    }
     checkRange(PART_SIZE, partSize, PART_SIZE_MIN, PART_SIZE_MAX);
     checkRange(SUCCESS_FILE_LIMIT, successFileLimit, 0, SUCCESS_FILE_LIMIT_MAX);
     if (unfinishedAfterMillis < 0) {

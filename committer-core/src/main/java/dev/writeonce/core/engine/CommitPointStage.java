@@ -1,13 +1,12 @@
 package dev.writeonce.core.engine;
 
 import dev.writeonce.core.json.ManifestFormats;
-import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.store.ErrorKind;
-import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.Optional;
 
 /**
@@ -31,6 +30,16 @@ final class CommitPointStage {
         // An earlier attempt of this very write may have landed before its response was lost.
         if (isOurs(store, key, json)) {
           return;
+        }
+        if (JobRecords.CommitPoint.FENCED
+            == new JobRecords(store, layout).loadCommitPoint(manifest.jobId())) {
+          throw new CommitConflictException(
+              "job "
+                  + manifest.jobId()
+                  + " was aborted ("
+                  + uri
+                  + " holds its abort fence): it can no longer be committed. Nothing was"
+                  + " completed");
         }
         throw new CommitConflictException(
             "job "
@@ -56,11 +65,13 @@ final class CommitPointStage {
     }
   }
 
+  /**
+   * Whether the manifest key holds exactly these bytes. Compared byte for byte (the manifest is
+   * small), never by ETag: under SSE-KMS or SSE-C an ETag is not the MD5 of the content.
+   */
   private static boolean isOurs(StoreGateway store, String key, byte[] json) throws StoreException {
-    Optional<ObjectInfo> existing = store.headObject(key);
-    return existing.isPresent()
-        && existing.get().size() == json.length
-        && existing.get().etag().equals(Etags.md5Hex(json));
+    Optional<byte[]> existing = store.getObject(key);
+    return existing.isPresent() && Arrays.equals(existing.get(), json);
   }
 
   private static CommitStateUnknownException unknown(

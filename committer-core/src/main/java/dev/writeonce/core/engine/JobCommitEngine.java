@@ -5,20 +5,23 @@ import dev.writeonce.core.json.FormatException;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.JobRecord;
+import dev.writeonce.core.model.JobRecord.State;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.RequestType;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +42,7 @@ public final class JobCommitEngine {
   private final CommitterConfig config;
   private final JobLayout layout;
   private final JobRecords records;
+  private final JobCleanup cleanup;
   private final LongSupplier clock;
 
   public JobCommitEngine(StoreGateway store, CommitterConfig config, Destination destination) {
@@ -55,6 +59,7 @@ public final class JobCommitEngine {
     this.config = config;
     this.layout = new JobLayout(destination);
     this.records = new JobRecords(store, layout);
+    this.cleanup = new JobCleanup(store, layout, records);
     this.clock = clock;
   }
 
@@ -66,7 +71,12 @@ public final class JobCommitEngine {
     return layout;
   }
 
-  /** Commits a job: after this returns, its output is visible and {@code _SUCCESS} written. */
+  /**
+   * Commits a job: after this returns, its output is visible and {@code _SUCCESS} written. A
+   * failure before the commit point leaves the job uncommitted (abort undoes it). A failure after
+   * it is retried once; if finishing still fails, {@link JobCommittedException} says that the job
+   * is committed and is finished by recovery, never by running it again.
+   */
   public CommitResult commit(JobCommitRequest request) throws IOException {
     Map<RequestType, Long> before = store.counters().snapshot();
     Map<String, Long> stageMillis = new LinkedHashMap<>();
@@ -84,61 +94,111 @@ public final class JobCommitEngine {
         manifest.uploads().size(),
         manifest.totalBytes(),
         layout.destination());
-    return finish(manifest, before, stageMillis);
+    Set<String> taken = takenAttempts(request.taskManifests());
+    try {
+      return finish(manifest, request.record(), taken, false, before, stageMillis);
+    } catch (IOException first) {
+      LOG.warn(
+          "Job {} is committed but finishing it failed ({}); trying once more",
+          manifest.jobId(),
+          first.getMessage());
+      try {
+        return finish(manifest, request.record(), taken, false, before, stageMillis);
+      } catch (IOException second) {
+        second.addSuppressed(first);
+        throw committedButUnfinished(manifest, second);
+      }
+    }
+  }
+
+  private JobCommittedException committedButUnfinished(JobManifest manifest, IOException cause) {
+    boolean lost = cause instanceof UploadLostException;
+    return new JobCommittedException(
+        manifest.jobId(),
+        "job "
+            + manifest.jobId()
+            + " is COMMITTED to "
+            + layout.destination()
+            + " but could not be finished: "
+            + cause.getMessage()
+            + ". Its output is decided: do NOT run the job again, which would write it twice."
+            + " Finish it with 'writeonce recover "
+            + layout.destination()
+            + "'"
+            + (lost
+                ? " --accept-lost (some uploads are gone; the other files are published and"
+                    + " _SUCCESS will list the lost ones)"
+                : "")
+            + ", or let the next job's setup do so ("
+            + dev.writeonce.core.config.CommitterConfig.RECOVERY_ON_SETUP
+            + "=recover).",
+        cause);
+  }
+
+  private static Set<String> takenAttempts(List<TaskManifest> manifests) {
+    Set<String> taken = new HashSet<>();
+    manifests.forEach(m -> taken.add(m.taskAttemptId()));
+    return taken;
   }
 
   /**
    * Finishes a committed job from its manifest alone: completes what remains, confirms what an
-   * earlier run completed, and writes {@code _SUCCESS}. Safe to run any number of times.
+   * earlier run completed, and writes {@code _SUCCESS}. Safe to run any number of times. A job
+   * whose record says it finished only has its leftover records removed.
    *
    * @return empty when the job never reached its commit point: there is nothing to finish
    */
   public Optional<CommitResult> resume(String jobId) throws IOException {
+    return resume(jobId, false);
+  }
+
+  /**
+   * As {@link #resume(String)}; with {@code acceptLost}, uploads that are gone (aborted or expired)
+   * no longer stop the job from finishing: every other file is published, and {@code _SUCCESS}
+   * lists the lost ones under {@value SuccessMarkerStage#LOST} and in its diagnostics.
+   */
+  public Optional<CommitResult> resume(String jobId, boolean acceptLost) throws IOException {
     Map<RequestType, Long> before = store.counters().snapshot();
+    Optional<JobRecord> record = records.loadJobRecord(jobId);
+    if (record.isPresent() && record.get().state() == JobRecord.State.FINISHED) {
+      LOG.info("Job {} already finished; removing its records", jobId);
+      // Every upload the job took is completed, so aborting those of leftover task manifests
+      // only ends uploads of attempts the job did not take.
+      cleanup.deleteRecordsQuietly(jobId, Set.of(), layout.jobRecordKey(jobId));
+      return Optional.of(
+          new CommitResult(jobId, 0, 0, 0, 0, 0, store.counters().since(before), Map.of(), null));
+    }
     Optional<JobManifest> manifest = records.loadJobManifest(jobId);
     if (manifest.isEmpty()) {
       return Optional.empty();
     }
-    Optional<SuccessData> success = records.loadSuccess();
-    if (success.isPresent() && success.get().jobId().equals(jobId)) {
-      LOG.info("Job {} already finished; removing its records", jobId);
-      cleanup(jobId);
-      JobManifest done = manifest.get();
-      return Optional.of(
-          new CommitResult(
-              jobId,
-              done.uploads().size(),
-              done.totalBytes(),
-              0,
-              0,
-              0,
-              store.counters().since(before),
-              Map.of(),
-              success.get()));
-    }
     LOG.info("Resuming committed job {} from its manifest", jobId);
-    return Optional.of(finish(manifest.get(), before, new LinkedHashMap<>()));
+    Set<String> taken = new HashSet<>();
+    manifest.get().uploads().forEach(u -> taken.add(u.taskAttempt()));
+    return Optional.of(
+        finish(
+            manifest.get(), record.orElse(null), taken, acceptLost, before, new LinkedHashMap<>()));
   }
 
   /**
-   * Aborts a job before its commit point: aborts every upload of the given task manifests and of
-   * those persisted in the store, then removes the job's records. Refused once the job manifest
-   * exists, because then the job is committed and can only be finished.
+   * Aborts a job before its commit point: fences the commit point, aborts every upload of the given
+   * task manifests and of those persisted in the store, then removes the job's records. Refused
+   * once the job manifest exists, because then the job is committed and can only be finished.
+   *
+   * <p>The fence is an object created with {@code If-None-Match: *} at the job manifest's key. Once
+   * it exists, a manifest write still in flight (one whose answer was lost, so its driver could not
+   * tell whether it landed) can no longer land; if the manifest landed first, the fence is refused
+   * and the job is reported committed. Either way the outcome is known before any upload is
+   * aborted.
    */
   public void abort(String jobId, Collection<TaskManifest> knownManifests) throws IOException {
-    String manifestKey = layout.jobManifestKey(jobId);
-    if (store.headObject(manifestKey).isPresent()) {
-      throw new CommitConflictException(
-          "job "
-              + jobId
-              + " passed its commit point ("
-              + layout.destination().uriOf(manifestKey)
-              + " exists): it cannot be aborted any more, only finished by recovery");
-    }
+    AbortFence.raise(store, layout, records, jobId, config.conditionalManifestWrite());
     Map<String, PendingUpload> uploads = new LinkedHashMap<>();
     knownManifests.forEach(m -> m.uploads().forEach(u -> uploads.put(u.uploadId(), u)));
     List<IOException> unreadable = new ArrayList<>();
+    Set<String> attempts = new HashSet<>();
     for (String key : records.taskManifestKeys(jobId)) {
+      attempts.add(JobLayout.attemptOfTaskManifest(layout.taskManifestPrefix(jobId), key));
       try {
         records
             .loadTaskManifest(jobId, key)
@@ -168,7 +228,8 @@ public final class JobCommitEngine {
       unreadable.forEach(failure::addSuppressed);
       throw failure;
     }
-    deleteRecords(jobId);
+    // Every upload of every task manifest read is aborted: they need no second look.
+    cleanup.deleteRecords(jobId, attempts, layout.jobManifestKey(jobId));
     LOG.info("Job {} aborted: {} uploads aborted, records removed", jobId, uploads.size());
   }
 
@@ -239,7 +300,12 @@ public final class JobCommitEngine {
   }
 
   private CommitResult finish(
-      JobManifest manifest, Map<RequestType, Long> before, Map<String, Long> stageMillis)
+      JobManifest manifest,
+      JobRecord record,
+      Set<String> takenAttempts,
+      boolean acceptLost,
+      Map<RequestType, Long> before,
+      Map<String, Long> stageMillis)
       throws IOException {
     String jobId = manifest.jobId();
     CompleteUploadsStage.Outcome outcome;
@@ -247,6 +313,9 @@ public final class JobCommitEngine {
       long start = System.nanoTime();
       outcome = CompleteUploadsStage.run(context, store, manifest);
       stageMillis.put("complete", elapsedMillis(start));
+    }
+    if (!outcome.lost().isEmpty() && !acceptLost) {
+      throw lost(manifest, outcome);
     }
     long start = System.nanoTime();
     store.deleteObjects(manifest.deletes());
@@ -265,17 +334,27 @@ public final class JobCommitEngine {
             clock.getAsLong());
     stageMillis.put("success", elapsedMillis(start));
 
+    // The job's own, durable end: leftovers of a finished job are never finished again.
+    long now = clock.getAsLong();
+    JobRecord base =
+        record != null
+            ? record
+            : new JobRecord(
+                jobId, "unrecorded", layout.destination(), State.RUNNING, host(), now, now);
+    records.saveJobRecord(base.withState(State.FINISHED, now), false);
+
     start = System.nanoTime();
-    cleanup(jobId);
+    cleanup.deleteRecordsQuietly(jobId, takenAttempts, layout.jobRecordKey(jobId));
     stageMillis.put("cleanup", elapsedMillis(start));
     LOG.info(
-        "Job {} finished: {} files, {} bytes ({} completed, {} already completed), {} replaced"
-            + " objects deleted",
+        "Job {} finished: {} files, {} bytes ({} completed, {} already completed, {} lost), {}"
+            + " replaced objects deleted",
         jobId,
         manifest.uploads().size(),
         manifest.totalBytes(),
         outcome.completed(),
         outcome.confirmed(),
+        outcome.lost().size(),
         manifest.deletes().size());
     return new CommitResult(
         jobId,
@@ -289,35 +368,35 @@ public final class JobCommitEngine {
         success);
   }
 
-  /** Removes a finished job's records; a failure only leaves them for recovery to remove. */
-  private void cleanup(String jobId) {
-    try {
-      deleteRecords(jobId);
-    } catch (StoreException e) {
-      LOG.warn(
-          "Job {} is finished, but its records under {} could not be removed ({}); recovery"
-              + " removes them later",
-          jobId,
-          layout.destination().uriOf(layout.jobPrefix(jobId)),
-          e.getMessage());
-    }
+  private UploadLostException lost(JobManifest manifest, CompleteUploadsStage.Outcome outcome) {
+    List<String> keys = new ArrayList<>();
+    outcome.lost().forEach(e -> keys.addAll(e.lostKeys()));
+    UploadLostException failure =
+        new UploadLostException(
+            keys,
+            "job "
+                + manifest.jobId()
+                + ": "
+                + keys.size()
+                + " of "
+                + manifest.uploads().size()
+                + " uploads are lost (aborted or expired before the job finished); the other "
+                + (outcome.completed() + outcome.confirmed())
+                + " are completed. First: "
+                + outcome.lost().get(0).getMessage()
+                + ". 'writeonce recover --accept-lost "
+                + layout.destination()
+                + "' ends the job with a _SUCCESS that lists the lost files",
+            outcome.lost().get(0));
+    outcome.lost().stream().skip(1).limit(10).forEach(failure::addSuppressed);
+    return failure;
   }
 
-  /** Deletes a job's records, the job manifest last, so a crash in between loses no decision. */
-  private void deleteRecords(String jobId) throws StoreException {
-    String manifestKey = layout.jobManifestKey(jobId);
-    List<String> others = new ArrayList<>();
-    boolean hasManifest = false;
-    for (var object : store.listObjects(layout.jobPrefix(jobId))) {
-      if (object.key().equals(manifestKey)) {
-        hasManifest = true;
-      } else {
-        others.add(object.key());
-      }
-    }
-    store.deleteObjects(others);
-    if (hasManifest) {
-      store.deleteObjects(List.of(manifestKey));
+  static String host() {
+    try {
+      return java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.net.UnknownHostException e) {
+      return "unknown";
     }
   }
 

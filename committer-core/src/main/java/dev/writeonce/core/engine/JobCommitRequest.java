@@ -1,6 +1,7 @@
 package dev.writeonce.core.engine;
 
 import dev.writeonce.core.model.ConflictMode;
+import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.TaskManifest;
 import java.util.List;
 import java.util.Objects;
@@ -14,13 +15,26 @@ import java.util.Objects;
  * @param taskManifests one manifest per committed task: exactly one attempt per task
  * @param replacePrefixes in replace mode, the key prefixes whose existing objects the job replaces
  *     (the whole destination, or the partitions it wrote); empty otherwise
+ * @param record the job's record as its driver wrote it at setup, or null for a job set up without
+ *     one; the engine marks it finished
  */
 public record JobCommitRequest(
     String jobId,
     String committer,
     ConflictMode conflictMode,
     List<TaskManifest> taskManifests,
-    List<String> replacePrefixes) {
+    List<String> replacePrefixes,
+    JobRecord record) {
+
+  /** A request for a job without a job record. */
+  public JobCommitRequest(
+      String jobId,
+      String committer,
+      ConflictMode conflictMode,
+      List<TaskManifest> taskManifests,
+      List<String> replacePrefixes) {
+    this(jobId, committer, conflictMode, taskManifests, replacePrefixes, null);
+  }
 
   public JobCommitRequest {
     JobLayout.checkName("job id", jobId);
@@ -28,6 +42,10 @@ public record JobCommitRequest(
     Objects.requireNonNull(conflictMode, "conflictMode");
     taskManifests = List.copyOf(taskManifests);
     replacePrefixes = List.copyOf(replacePrefixes);
+    if (record != null && !record.jobId().equals(jobId)) {
+      throw new IllegalArgumentException(
+          "job " + jobId + " is committed with the record of job " + record.jobId());
+    }
     if (!replacePrefixes.isEmpty() && conflictMode != ConflictMode.REPLACE) {
       throw new IllegalArgumentException(
           "job "

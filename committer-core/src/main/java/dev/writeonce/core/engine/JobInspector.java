@@ -2,6 +2,7 @@ package dev.writeonce.core.engine;
 
 import dev.writeonce.core.json.FormatException;
 import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskManifest;
@@ -17,21 +18,24 @@ import java.util.TreeMap;
 
 /**
  * Reads the state of every job of this library under a destination from its records alone: which
- * jobs are finished, which passed their commit point without finishing (recovery rolls them
- * forward), and which never reached it (their recorded uploads are open until aborted). Sends one
- * LIST for the records, one GET per job manifest and per task manifest of uncommitted jobs, and one
- * GET of {@code _SUCCESS}.
+ * jobs are finished (their job record says so), which passed their commit point without finishing
+ * (recovery rolls them forward), which were aborted, and which never reached their commit point
+ * (running, or abandoned with their recorded uploads open). Sends one LIST for the records, one GET
+ * per job record and job manifest key, one per task manifest of uncommitted jobs, and one GET of
+ * {@code _SUCCESS}.
  */
 public final class JobInspector {
 
   /** Where a job stands. */
   public enum State {
-    /** {@code _SUCCESS} names the job; only its records are left. */
+    /** The job's record says it finished; only its records are left. */
     FINISHED,
     /** The job manifest exists but the job did not finish: recovery completes it. */
     COMMITTED_UNFINISHED,
     /** No job manifest: the job is running, or was abandoned with its uploads open. */
     UNCOMMITTED,
+    /** An abort fenced the job's commit point; only its records are left. */
+    ABORTED,
     /** A record of the job cannot be read; nothing is done to it. */
     DAMAGED
   }
@@ -46,6 +50,7 @@ public final class JobInspector {
    * @param uploads its recorded uploads (of task manifests when uncommitted)
    * @param lastModifiedMillis the newest of its records
    * @param problem why it is damaged, or null
+   * @param record the job's record, or null when it has none
    */
   public record Job(
       String jobId,
@@ -54,7 +59,8 @@ public final class JobInspector {
       long bytes,
       List<PendingUpload> uploads,
       long lastModifiedMillis,
-      String problem) {}
+      String problem,
+      JobRecord record) {}
 
   /**
    * What a destination holds.
@@ -100,26 +106,32 @@ public final class JobInspector {
     }
     List<Job> jobs = new ArrayList<>();
     for (Map.Entry<String, Long> job : newest.entrySet()) {
-      jobs.add(inspect(job.getKey(), job.getValue(), success));
+      jobs.add(inspect(job.getKey(), job.getValue()));
     }
     return new Report(jobs, success, successProblem);
   }
 
-  private Job inspect(String jobId, long modified, Optional<SuccessData> success)
-      throws StoreException {
+  private Job inspect(String jobId, long modified) throws StoreException {
     try {
-      Optional<JobManifest> manifest = records.loadJobManifest(jobId);
-      if (manifest.isPresent()) {
-        JobManifest m = manifest.get();
-        boolean finished = success.isPresent() && success.get().jobId().equals(jobId);
-        return new Job(
-            jobId,
-            finished ? State.FINISHED : State.COMMITTED_UNFINISHED,
-            m.uploads().size(),
-            m.totalBytes(),
-            m.uploads(),
-            modified,
-            null);
+      JobRecord record = records.loadJobRecord(jobId).orElse(null);
+      if (record != null && record.state() == JobRecord.State.FINISHED) {
+        return new Job(jobId, State.FINISHED, 0, 0, List.of(), modified, null, record);
+      }
+      JobRecords.CommitPoint point = records.loadCommitPoint(jobId);
+      if (point == JobRecords.CommitPoint.COMMITTED) {
+        Optional<JobManifest> manifest = records.loadJobManifest(jobId);
+        if (manifest.isPresent()) {
+          JobManifest m = manifest.get();
+          return new Job(
+              jobId,
+              State.COMMITTED_UNFINISHED,
+              m.uploads().size(),
+              m.totalBytes(),
+              m.uploads(),
+              modified,
+              null,
+              record);
+        }
       }
       Map<String, PendingUpload> uploads = new LinkedHashMap<>();
       for (String key : records.taskManifestKeys(jobId)) {
@@ -129,14 +141,15 @@ public final class JobInspector {
       long bytes = uploads.values().stream().mapToLong(PendingUpload::length).sum();
       return new Job(
           jobId,
-          State.UNCOMMITTED,
+          point == JobRecords.CommitPoint.FENCED ? State.ABORTED : State.UNCOMMITTED,
           uploads.size(),
           bytes,
           List.copyOf(uploads.values()),
           modified,
-          null);
+          null,
+          record);
     } catch (FormatException | IllegalArgumentException e) {
-      return new Job(jobId, State.DAMAGED, 0, 0, List.of(), modified, e.getMessage());
+      return new Job(jobId, State.DAMAGED, 0, 0, List.of(), modified, e.getMessage(), null);
     }
   }
 }

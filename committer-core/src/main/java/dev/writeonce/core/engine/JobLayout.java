@@ -8,8 +8,10 @@ import java.util.regex.Pattern;
  * MapReduce input formats skip them when they read the table.
  *
  * <pre>
+ * dest/_writeonce/jobs/JOB/job.json             the job record: identity and state, removed last
  * dest/_writeonce/jobs/JOB/tasks/ATTEMPT.json   one task manifest per committed task attempt
- * dest/_writeonce/jobs/JOB/manifest.json        the job manifest: the commit point
+ * dest/_writeonce/jobs/JOB/manifest.json        the job manifest (the commit point), or the
+ *                                               abort fence that forbids it
  * dest/_SUCCESS                                 written once the job is finished
  * </pre>
  */
@@ -46,12 +48,23 @@ public final class JobLayout {
     return jobPrefix(jobId) + "manifest.json";
   }
 
+  /** The job record: the job's identity and state. */
+  public String jobRecordKey(String jobId) {
+    return jobPrefix(jobId) + "job.json";
+  }
+
   public String taskManifestPrefix(String jobId) {
     return jobPrefix(jobId) + "tasks/";
   }
 
   public String taskManifestKey(String jobId, String taskAttemptId) {
     return taskManifestPrefix(jobId) + checkName("task attempt id", taskAttemptId) + ".json";
+  }
+
+  /** The task attempt of a task manifest's key under the given task manifest prefix. */
+  static String attemptOfTaskManifest(String tasksPrefix, String key) {
+    String name = key.substring(tasksPrefix.length());
+    return name.endsWith(".json") ? name.substring(0, name.length() - ".json".length()) : name;
   }
 
   public String successKey() {

@@ -1,9 +1,11 @@
 package dev.writeonce.core.engine;
 
 import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.json.JobRecordFormat;
 import dev.writeonce.core.json.ManifestFormats;
 import dev.writeonce.core.json.SuccessDataFormat;
 import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ObjectInfo;
@@ -34,6 +36,12 @@ public final class JobRecords {
         layout.taskManifestKey(manifest.jobId(), manifest.taskAttemptId()),
         ManifestFormats.toJson(manifest),
         false);
+  }
+
+  /** Removes a task attempt's manifest. */
+  public void deleteTaskManifest(TaskManifest manifest) throws StoreException {
+    store.deleteObjects(
+        List.of(layout.taskManifestKey(manifest.jobId(), manifest.taskAttemptId())));
   }
 
   /** Every task manifest persisted for a job: one LIST page per 1,000 and one GET each. */
@@ -68,12 +76,60 @@ public final class JobRecords {
     return Optional.of(manifest);
   }
 
-  /** The job's manifest, or empty when the job never reached its commit point. */
+  /**
+   * Writes the job record.
+   *
+   * @param create write only if no record exists ({@code If-None-Match: *})
+   */
+  public void saveJobRecord(JobRecord record, boolean create) throws StoreException {
+    store.putObject(layout.jobRecordKey(record.jobId()), JobRecordFormat.toJson(record), create);
+  }
+
+  /** The job record, or empty when the job has none (never set up, or its records are removed). */
+  public Optional<JobRecord> loadJobRecord(String jobId) throws StoreException, FormatException {
+    String key = layout.jobRecordKey(jobId);
+    Optional<byte[]> bytes = store.getObject(key);
+    if (bytes.isEmpty()) {
+      return Optional.empty();
+    }
+    JobRecord record = JobRecordFormat.fromJson(bytes.get(), uri(key));
+    if (!record.jobId().equals(jobId)) {
+      throw new FormatException(uri(key), "names job " + record.jobId() + ", not " + jobId);
+    }
+    return Optional.of(record);
+  }
+
+  /** What the key of the job manifest holds. */
+  public enum CommitPoint {
+    /** Nothing: the job has not passed its commit point, and may still. */
+    NONE,
+    /** The job manifest: the job is committed. */
+    COMMITTED,
+    /** The abort fence: the job was aborted and can never be committed. */
+    FENCED
+  }
+
+  /** Reads the key of the job manifest: committed, fenced by an abort, or neither. */
+  public CommitPoint loadCommitPoint(String jobId) throws StoreException, FormatException {
+    String key = layout.jobManifestKey(jobId);
+    Optional<byte[]> bytes = store.getObject(key);
+    if (bytes.isEmpty()) {
+      return CommitPoint.NONE;
+    }
+    return JobRecordFormat.isAbortFence(bytes.get(), uri(key))
+        ? CommitPoint.FENCED
+        : CommitPoint.COMMITTED;
+  }
+
+  /**
+   * The job's manifest, or empty when the job never reached its commit point (or an abort fenced
+   * it).
+   */
   public Optional<JobManifest> loadJobManifest(String jobId)
       throws StoreException, FormatException {
     String key = layout.jobManifestKey(jobId);
     Optional<byte[]> bytes = store.getObject(key);
-    if (bytes.isEmpty()) {
+    if (bytes.isEmpty() || JobRecordFormat.isAbortFence(bytes.get(), uri(key))) {
       return Optional.empty();
     }
     JobManifest manifest = ManifestFormats.jobManifestFromJson(bytes.get(), uri(key));
@@ -92,11 +148,15 @@ public final class JobRecords {
     return Optional.of(manifest);
   }
 
-  /** The destination's {@code _SUCCESS}, or empty when there is none. */
+  /**
+   * The destination's {@code _SUCCESS} if this library wrote it; empty when there is none or when
+   * another writer's is there: FileOutputCommitter, Spark's default protocol and the rename shim
+   * write an empty one. A JSON {@code _SUCCESS} that names this library but cannot be read fails.
+   */
   public Optional<SuccessData> loadSuccess() throws StoreException, FormatException {
     String key = layout.successKey();
     Optional<byte[]> bytes = store.getObject(key);
-    if (bytes.isEmpty()) {
+    if (bytes.isEmpty() || !SuccessDataFormat.mayBeOurs(bytes.get())) {
       return Optional.empty();
     }
     return Optional.of(SuccessDataFormat.fromJson(bytes.get(), uri(key)));

@@ -23,6 +23,8 @@ final class SuccessMarkerStage {
   static final String COMPLETED = "writeonce.uploads.completed";
   static final String CONFIRMED = "writeonce.uploads.confirmed";
   static final String DELETED = "writeonce.replaced.deleted";
+  static final String LOST = "writeonce.uploads.lost";
+  static final String LOST_KEYS = "writeonce.lost";
   static final String STAGE_PREFIX = "writeonce.stage.";
 
   private SuccessMarkerStage() {}
@@ -43,6 +45,13 @@ final class SuccessMarkerStage {
     metrics.put(COMPLETED, (long) outcome.completed());
     metrics.put(CONFIRMED, (long) outcome.confirmed());
     metrics.put(DELETED, (long) manifest.deletes().size());
+    List<String> lost = new ArrayList<>();
+    outcome
+        .lost()
+        .forEach(e -> e.lostKeys().forEach(k -> lost.add(manifest.destination().uriOf(k))));
+    if (!lost.isEmpty()) {
+      metrics.put(LOST, (long) lost.size());
+    }
     stageMillis.forEach((stage, millis) -> metrics.put(STAGE_PREFIX + stage + ".millis", millis));
 
     Map<String, Long> counters = new LinkedHashMap<>();
@@ -51,8 +60,20 @@ final class SuccessMarkerStage {
         (type, count) ->
             counters.put(type.counterName(), count + (type == RequestType.PUT_OBJECT ? 1 : 0)));
 
+    Map<String, String> diagnostics = new LinkedHashMap<>();
+    diagnostics.put("writeonce.conflict-mode", manifest.conflictMode().id());
+    diagnostics.put("writeonce.destination", manifest.destination().toString());
+    if (!lost.isEmpty()) {
+      // Accepted by an operator: these files of the job were never published.
+      diagnostics.put(LOST_KEYS, String.join(" ", lost));
+    }
     List<String> names = new ArrayList<>();
+    java.util.Set<String> lostKeys = new java.util.HashSet<>();
+    outcome.lost().forEach(e -> lostKeys.addAll(e.lostKeys()));
     for (PendingUpload upload : manifest.uploads()) {
+      if (lostKeys.contains(upload.key())) {
+        continue;
+      }
       if (names.size() >= fileLimit) {
         break;
       }
@@ -68,9 +89,7 @@ final class SuccessMarkerStage {
             manifest.jobId(),
             "writeonce",
             metrics,
-            Map.of(
-                "writeonce.conflict-mode", manifest.conflictMode().id(),
-                "writeonce.destination", manifest.destination().toString()),
+            diagnostics,
             names,
             counters);
     store.putObject(layout.successKey(), SuccessDataFormat.toJson(success), false);

@@ -54,6 +54,20 @@ public final class SuccessDataFormat {
         });
   }
 
+  /**
+   * False for a {@code _SUCCESS} that is certainly not a JSON marker: empty (FileOutputCommitter,
+   * Spark's default protocol, the rename shim) or not starting with '{'. Such a file belongs to
+   * another writer and is never an error.
+   */
+  public static boolean mayBeOurs(byte[] bytes) {
+    for (byte b : bytes) {
+      if (!Character.isWhitespace(b)) {
+        return b == '{';
+      }
+    }
+    return false;
+  }
+
   /** Reads a {@code _SUCCESS} written by this library or by Hadoop's S3A committers. */
   public static SuccessData fromJson(byte[] bytes, String source) throws FormatException {
     ObjectNode root = Json.readObject(bytes, source);

@@ -64,7 +64,17 @@ class CommitterConfigTest {
     conf.set(CommitterConfig.PART_SIZE, "1M");
     assertThatThrownBy(() -> CommitterConfig.from(conf))
         .hasMessageContaining("writeonce.upload.part-size = 1048576")
-        .hasMessageContaining("between 5242880 and 5368709120");
+        .hasMessageContaining("between 5242880 and 2147483647");
+  }
+
+  @Test
+  void aPartSizeOfTwoGibibytesIsRefusedNamingTheLimit() {
+    Configuration conf = new Configuration(false);
+    conf.set(CommitterConfig.PART_SIZE, "3g");
+    assertThatThrownBy(() -> CommitterConfig.from(conf))
+        .hasMessageContaining("writeonce.upload.part-size = 3221225472")
+        .hasMessageContaining("2147483647 bytes")
+        .hasMessageContaining("2047M");
   }
 
   @Test

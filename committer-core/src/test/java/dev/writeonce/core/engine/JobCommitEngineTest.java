@@ -96,10 +96,11 @@ class JobCommitEngineTest {
     var sent = memory.counters().since(before);
 
     assertThat(sent.get(RequestType.COMPLETE_UPLOAD)).isEqualTo(100);
-    // manifest + _SUCCESS; one LIST of the job's records; two deletes (records, manifest last)
-    assertThat(sent.get(RequestType.PUT_OBJECT)).isEqualTo(2);
+    // manifest, _SUCCESS, the job record marked finished; one LIST of the job's records; two
+    // deletes (the records, then the job record last)
+    assertThat(sent.get(RequestType.PUT_OBJECT)).isEqualTo(3);
     assertThat(sent.get(RequestType.LIST_OBJECTS)).isEqualTo(1);
-    assertThat(sent.get(RequestType.DELETE_OBJECTS)).isEqualTo(1);
+    assertThat(sent.get(RequestType.DELETE_OBJECTS)).isEqualTo(2);
     assertThat(sent.get(RequestType.GET_OBJECT)).isZero();
     assertThat(sent.get(RequestType.HEAD_OBJECT)).isZero();
     assertThat(result.requests().get(RequestType.COMPLETE_UPLOAD)).isEqualTo(100);
@@ -353,5 +354,171 @@ class JobCommitEngineTest {
         .containsKeys("validate", "commit-point", "complete", "replace", "success", "cleanup");
     assertThat(result.success().metrics()).containsKey("writeonce.stage.complete.millis");
     assertThat(result.success().metrics()).isNotEqualTo(Map.of());
+  }
+
+  @Test
+  void aLostUploadDoesNotStopTheOthersAndAcceptLostEndsTheJobListingIt() throws Exception {
+    List<TaskManifest> tasks = tasks(1, 4);
+    store.failFrom(RequestType.COMPLETE_UPLOAD, 1, ErrorKind.FATAL);
+    assertThatThrownBy(() -> engine().commit(append(tasks)))
+        .isInstanceOf(JobCommittedException.class)
+        .hasMessageContaining("do NOT run the job again")
+        .hasMessageContaining("writeonce recover");
+    store.heal();
+    PendingUpload expired = tasks.get(0).uploads().get(0);
+    memory.abortUpload(expired.key(), expired.uploadId()); // a lifecycle rule, MinIO's 24 h
+
+    assertThatThrownBy(() -> engine().resume(JOB))
+        .isInstanceOf(UploadLostException.class)
+        .hasMessageContaining("1 of 4 uploads are lost")
+        .hasMessageContaining("--accept-lost")
+        .satisfies(
+            e -> assertThat(((UploadLostException) e).lostKeys()).containsExactly(expired.key()));
+    assertThat(outputKeys()).as("every other upload completed").hasSize(3);
+    assertThat(memory.keys()).doesNotContain("table/_SUCCESS");
+
+    CommitResult accepted =
+        new JobCommitEngine(store, config(4), DEST).resume(JOB, true).orElseThrow();
+    SuccessData success = SuccessDataFormat.fromJson(memory.content("table/_SUCCESS"), "_SUCCESS");
+    assertThat(success.metrics()).containsEntry("writeonce.uploads.lost", 1L);
+    assertThat(success.diagnostics().get("writeonce.lost"))
+        .isEqualTo("s3a://bucket/" + expired.key());
+    assertThat(success.filenames()).hasSize(3).doesNotContain("s3a://bucket/" + expired.key());
+    assertThat(accepted.files()).isEqualTo(4);
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.openUploadIds()).isEmpty();
+    assertThat(engine().resume(JOB)).as("the job has ended").isEmpty();
+  }
+
+  @Test
+  void aManifestWriteLandingAfterTheAbortFenceIsRefusedByTheStore() throws Exception {
+    List<TaskManifest> tasks = tasks(1, 2);
+    store.failOnce(RequestType.PUT_OBJECT, 1, ErrorKind.TRANSIENT); // the manifest: unknown
+    assertThatThrownBy(() -> engine().commit(append(tasks)))
+        .isInstanceOf(CommitStateUnknownException.class);
+    // The abort's cleanup fails, so its fence is still there when the late write arrives.
+    store.failFrom(RequestType.DELETE_OBJECTS, 1, ErrorKind.FATAL);
+    assertThatThrownBy(() -> engine().abort(JOB, tasks)).hasMessageContaining("injected");
+    assertThat(memory.openUploadIds()).as("aborted once the outcome was known").isEmpty();
+
+    String manifestKey = DEST.keyOf("_writeonce/jobs/" + JOB + "/manifest.json");
+    assertThatThrownBy(() -> memory.putObject(manifestKey, new byte[] {'{', '}'}, true))
+        .isInstanceOf(dev.writeonce.core.store.StoreException.class)
+        .satisfies(
+            e ->
+                assertThat(
+                        ((dev.writeonce.core.store.StoreException) e)
+                            .is(ErrorKind.PRECONDITION_FAILED))
+                    .isTrue());
+    assertThat(engine().resume(JOB)).as("a fenced job is never finished").isEmpty();
+  }
+
+  @Test
+  void abortAfterAManifestThatLandedLateIsRefusedAndNoUploadIsAborted() throws Exception {
+    List<TaskManifest> tasks = tasks(1, 2);
+    store.loseAnswerOf(RequestType.PUT_OBJECT, 1, ErrorKind.TRANSIENT);
+    store.failFrom(RequestType.GET_OBJECT, 1, ErrorKind.TRANSIENT); // the check cannot tell
+    assertThatThrownBy(() -> engine().commit(append(tasks)))
+        .isInstanceOf(CommitStateUnknownException.class);
+    store.heal();
+
+    assertThatThrownBy(() -> engine().abort(JOB, tasks))
+        .isInstanceOf(CommitConflictException.class)
+        .hasMessageContaining("passed its commit point");
+    assertThat(memory.openUploadIds()).hasSize(2);
+    engine().resume(JOB);
+    assertThat(outputKeys()).hasSize(2);
+  }
+
+  @Test
+  void confirmingALostCompletionAnswerDoesNotDependOnMd5Etags() {
+    // SSE-KMS and SSE-C part ETags are not MD5s of the data: nothing can be predicted from them.
+    PendingUpload encrypted =
+        new PendingUpload(
+            "bucket",
+            "table/part-0",
+            "u-1",
+            List.of(
+                new dev.writeonce.core.model.UploadPart(1, "kms-part-etag-1", 5),
+                new dev.writeonce.core.model.UploadPart(2, "kms-part-etag-2", 3)),
+            "attempt_0");
+    assertThat(
+            CompleteUploadsStage.isCompletedObject(
+                encrypted,
+                new dev.writeonce.core.store.ObjectInfo(
+                    "table/part-0", 8, "9b2cf535f27731c974343645a3985328-2", 0)))
+        .isTrue();
+    assertThat(
+            CompleteUploadsStage.isCompletedObject(
+                encrypted,
+                new dev.writeonce.core.store.ObjectInfo(
+                    "table/part-0", 8, "9b2cf535f27731c974343645a3985328", 0)))
+        .as("a single PUT by another writer")
+        .isFalse();
+    assertThat(
+            CompleteUploadsStage.isCompletedObject(
+                encrypted, new dev.writeonce.core.store.ObjectInfo("table/part-0", 7, "x-2", 0)))
+        .as("another size")
+        .isFalse();
+  }
+
+  @Test
+  void aLostManifestAnswerIsConfirmedByContentWhenTheStoreGivesNoMd5Etags() throws Exception {
+    List<TaskManifest> tasks = tasks(1, 2);
+    var kmsStore =
+        new dev.writeonce.core.testing.ForwardingStore(store) {
+          @Override
+          public java.util.Optional<dev.writeonce.core.store.ObjectInfo> headObject(String key)
+              throws dev.writeonce.core.store.StoreException {
+            return super.headObject(key)
+                .map(
+                    o ->
+                        new dev.writeonce.core.store.ObjectInfo(
+                            o.key(), o.size(), "kms-" + o.etag(), 0));
+          }
+        };
+    store.loseAnswerOf(RequestType.PUT_OBJECT, 1, ErrorKind.TRANSIENT);
+    CommitResult result = new JobCommitEngine(kmsStore, config(4), DEST).commit(append(tasks));
+    assertThat(result.completed()).isEqualTo(2);
+  }
+
+  @Test
+  void leftoverRecordsOfAFinishedJobAreNeverFinishedAgainWhateverSuccessSays() throws Exception {
+    memory.putObject(DEST.keyOf("p=1/old"), new byte[] {1}, false);
+    TaskManifest task =
+        PendingUploads.task(store, JOB, "attempt_0_0", List.of(DEST.keyOf("p=1/part-0")));
+    // The driver dies during cleanup: the job record (finished) and the manifest stay.
+    store.failFrom(RequestType.DELETE_OBJECTS, 2, ErrorKind.FATAL);
+    engine()
+        .commit(
+            new JobCommitRequest(
+                JOB, "test", ConflictMode.REPLACE, List.of(task), List.of(DEST.keyOf("p=1/"))));
+    store.heal();
+    assertThat(memory.keys()).anyMatch(k -> k.endsWith(JOB + "/job.json"));
+    // A later job writes p=1/old again and its own _SUCCESS, which does not name the first job.
+    memory.putObject(DEST.keyOf("p=1/old"), new byte[] {2}, false);
+    memory.putObject(DEST.keyOf("_SUCCESS"), new byte[0], false);
+
+    var before = memory.counters().snapshot();
+    engine().resume(JOB);
+    var sent = memory.counters().since(before);
+
+    assertThat(memory.content(DEST.keyOf("p=1/old"))).containsExactly(2);
+    assertThat(memory.content(DEST.keyOf("_SUCCESS"))).isEmpty();
+    assertThat(sent.get(RequestType.COMPLETE_UPLOAD)).isZero();
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+  }
+
+  @Test
+  void anEmptySuccessMarkerOfAnotherWriterIsIgnored() throws Exception {
+    List<TaskManifest> tasks = tasks(1, 2);
+    memory.putObject(DEST.keyOf("_SUCCESS"), new byte[0], false); // FileOutputCommitter's
+    store.failFrom(RequestType.COMPLETE_UPLOAD, 1, ErrorKind.FATAL);
+    assertThatThrownBy(() -> engine().commit(append(tasks)));
+    store.heal();
+
+    assertThat(new JobInspector(store, engine().layout()).inspect().success()).isEmpty();
+    engine().resume(JOB).orElseThrow();
+    assertThat(outputKeys()).hasSize(2);
   }
 }

@@ -128,4 +128,22 @@ class ManifestFormatsTest {
     assertThatThrownBy(() -> ManifestFormats.taskManifestFromJson(missing.getBytes(), "t.json"))
         .hasMessageContaining("t.json uploads[0]: missing field 'uploadId'");
   }
+
+  @Test
+  void goldenJobRecordOfVersion1LoadsAndWritesBackByteForByte() throws Exception {
+    byte[] golden = golden("job-record-v1.json");
+    var record = JobRecordFormat.fromJson(golden, "golden");
+
+    assertThat(record.jobId()).isEqualTo("job_202611220000_0001");
+    assertThat(record.state()).isEqualTo(dev.writeonce.core.model.JobRecord.State.RUNNING);
+    assertThat(record.destination().prefix()).isEqualTo("sales/orders/");
+    assertThat(text(JobRecordFormat.toJson(record))).isEqualTo(text(golden));
+    assertThat(JobRecordFormat.isAbortFence(golden, "golden")).isFalse();
+  }
+
+  @Test
+  void anAbortFenceIsToldApartFromAJobManifest() throws Exception {
+    assertThat(JobRecordFormat.isAbortFence(JobRecordFormat.abortToJson("job_1", 5), "x")).isTrue();
+    assertThat(JobRecordFormat.isAbortFence(golden("job-manifest-v1.json"), "x")).isFalse();
+  }
 }

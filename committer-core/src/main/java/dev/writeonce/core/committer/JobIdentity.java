@@ -1,0 +1,264 @@
+package dev.writeonce.core.committer;
+
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.engine.CommitConflictException;
+import dev.writeonce.core.engine.JobCommitEngine;
+import dev.writeonce.core.engine.JobRecords;
+import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.JobRecord;
+import dev.writeonce.core.model.JobRecord.State;
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.ErrorKind;
+import dev.writeonce.core.store.StoreException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The rules of Hadoop's committer contract that hang on a job's identity and state, kept in the
+ * job's record: one run per job id and destination at a time, no commit of a job that ended, no
+ * task commit into a job that can no longer take it, no abort of another run's job.
+ */
+final class JobIdentity {
+
+  private static final Logger LOG = LoggerFactory.getLogger(JobIdentity.class);
+
+  /** How a task commit that turned out to be refused gives back its uploads. */
+  interface UploadAborter {
+    void abortAll(Collection<PendingUpload> uploads, Exception cause);
+  }
+
+  private final JobCommitEngine engine;
+  private final JobRecords records;
+  private final Destination destination;
+
+  JobIdentity(JobCommitEngine engine, Destination destination, CommitterConfig config) {
+    this.engine = engine;
+    this.records = engine.records();
+    this.destination = destination;
+  }
+
+  /**
+   * Creates the job's record for this run, with {@code If-None-Match: *}. A record of the same job
+   * id left by a run that ended is cleaned up first; one of a run still going refuses this run,
+   * unless this is a restarted MapReduce application master, which takes the job over.
+   */
+  void claim(String jobId, String uuid, boolean retriedDriver) throws IOException {
+    long now = System.currentTimeMillis();
+    JobRecord mine = new JobRecord(jobId, uuid, destination, State.RUNNING, host(), now, now);
+    for (int tries = 0; ; tries++) {
+      try {
+        records.saveJobRecord(mine, true);
+        return;
+      } catch (StoreException e) {
+        if (!e.is(ErrorKind.PRECONDITION_FAILED) && !e.is(ErrorKind.TRANSIENT) || tries > 2) {
+          throw e;
+        }
+        Optional<JobRecord> existing = records.loadJobRecord(jobId);
+        if (existing.isEmpty()) {
+          if (e.is(ErrorKind.TRANSIENT)) {
+            throw e;
+          }
+          continue; // removed in between: try again
+        }
+        if (existing.get().uuid().equals(uuid)) {
+          return; // ours: this setup ran before, or its answer was lost
+        }
+        clearEndedRun(existing.get(), retriedDriver);
+      }
+    }
+  }
+
+  private void clearEndedRun(JobRecord other, boolean retriedDriver) throws IOException {
+    String jobId = other.jobId();
+    JobRecords.CommitPoint point = records.loadCommitPoint(jobId);
+    if (other.state() == State.FINISHED) {
+      LOG.info("Job {}: removing the records of an earlier, finished run {}", jobId, other.uuid());
+      engine.resume(jobId);
+      return;
+    }
+    if (point == JobRecords.CommitPoint.FENCED) {
+      LOG.info("Job {}: removing the records of an earlier, aborted run {}", jobId, other.uuid());
+      engine.abort(jobId, List.of());
+      return;
+    }
+    if (point == JobRecords.CommitPoint.NONE && retriedDriver) {
+      LOG.warn(
+          "Job {}: this restarted driver takes the job over from its earlier run {}: aborting"
+              + " what that run uploaded",
+          jobId,
+          other.uuid());
+      engine.abort(jobId, List.of());
+      return;
+    }
+    throw new CommitConflictException(
+        "job id "
+            + jobId
+            + " is already in use on "
+            + destination
+            + " by another run of a job (run "
+            + other.uuid()
+            + ", set up "
+            + Instant.ofEpochMilli(other.createdAtMillis())
+            + " on "
+            + other.host()
+            + (point == JobRecords.CommitPoint.COMMITTED ? ", committed but unfinished" : "")
+            + "). Two jobs with one job id would mix their output, so this one is refused before"
+            + " writing anything. Give each job its own id ("
+            + MultipartOutputCommitter.JOB_UUID
+            + " tells runs apart), or, if that run is dead, run 'writeonce recover "
+            + destination
+            + "'");
+  }
+
+  /**
+   * The record of a job that may be committed now. Refused, with nothing changed, when the job has
+   * none (never set up, or finished and cleaned up), has finished, or belongs to another run.
+   */
+  JobRecord requireCommittable(String jobId, Optional<String> uuid) throws IOException {
+    Optional<JobRecord> record = records.loadJobRecord(jobId);
+    if (record.isEmpty()) {
+      throw new CommitConflictException(
+          "job "
+              + jobId
+              + " cannot be committed to "
+              + destination
+              + ": it has no job record there. Either its setupJob never ran, or the job has"
+              + " already finished and its records are removed: a repeated commitJob is refused"
+              + " and changes nothing");
+    }
+    if (record.get().state() == State.FINISHED) {
+      throw new CommitConflictException(
+          "job "
+              + jobId
+              + " has already finished on "
+              + destination
+              + ": a repeated commitJob is refused and changes nothing");
+    }
+    if (uuid.isPresent() && !uuid.get().equals(record.get().uuid())) {
+      throw new CommitConflictException(
+          "job "
+              + jobId
+              + " on "
+              + destination
+              + " belongs to another run ("
+              + record.get().uuid()
+              + ", this is "
+              + uuid.get()
+              + "): refused, nothing changed");
+    }
+    return record.get();
+  }
+
+  /** When an earlier commitJob of this run passed the commit point, finishes the job: true. */
+  boolean finishIfCommitted(String jobId) throws IOException {
+    switch (records.loadCommitPoint(jobId)) {
+      case COMMITTED -> {
+        LOG.warn("Job {}: commitJob again after the commit point: finishing the job", jobId);
+        engine.resume(jobId);
+        return true;
+      }
+      case FENCED ->
+          throw new CommitConflictException(
+              "job " + jobId + " on " + destination + " was aborted: it cannot be committed");
+      default -> {
+        return false;
+      }
+    }
+  }
+
+  JobRecord markCommitting(JobRecord record) throws StoreException {
+    JobRecord committing = record.withState(State.COMMITTING, System.currentTimeMillis());
+    records.saveJobRecord(committing, false);
+    return committing;
+  }
+
+  /**
+   * After a task manifest is persisted: keeps it if the job is still running, takes it back if the
+   * job has ended, and fails the attempt without taking anything back if the job is committing.
+   */
+  void confirmTaskCommit(TaskManifest manifest, Optional<String> uuid, UploadAborter aborter)
+      throws IOException {
+    String jobId = manifest.jobId();
+    Optional<JobRecord> record = records.loadJobRecord(jobId);
+    boolean sameRun =
+        record.isPresent() && (uuid.isEmpty() || uuid.get().equals(record.get().uuid()));
+    if (sameRun && record.get().state() == State.RUNNING) {
+      return;
+    }
+    if (sameRun && record.get().state() == State.COMMITTING) {
+      throw new IOException(
+          "task attempt "
+              + manifest.taskAttemptId()
+              + " committed while job "
+              + jobId
+              + " was already committing on "
+              + destination
+              + ": the job may or may not take it. If it does not, the job's cleanup aborts its"
+              + " uploads");
+    }
+    // The job has ended (or another run owns the id): it will never take this attempt, and
+    // every upload it did take is already completed, so taking ours back loses nothing.
+    CommitConflictException refused =
+        new CommitConflictException(
+            "task attempt "
+                + manifest.taskAttemptId()
+                + " cannot commit: job "
+                + jobId
+                + " on "
+                + destination
+                + (record.isEmpty()
+                    ? " has ended and its records are removed"
+                    : sameRun
+                        ? " has " + record.get().state().id()
+                        : " now belongs to another run (" + record.get().uuid() + ")")
+                + ". Its uploads are aborted and its task manifest removed: nothing of it is"
+                + " left");
+    aborter.abortAll(manifest.uploads(), refused);
+    try {
+      records.deleteTaskManifest(manifest);
+    } catch (StoreException e) {
+      refused.addSuppressed(e);
+    }
+    throw refused;
+  }
+
+  /** False when the job's record names another run: its abort must not touch that run's job. */
+  boolean mayAbort(String jobId, Optional<String> uuid) throws IOException {
+    Optional<JobRecord> record;
+    try {
+      record = records.loadJobRecord(jobId);
+    } catch (dev.writeonce.core.json.FormatException e) {
+      return true; // the engine's abort reports unreadable records itself
+    }
+    if (record.isPresent()
+        && uuid.isPresent()
+        && !uuid.get().equals(record.get().uuid())
+        && record.get().state() != State.FINISHED) {
+      LOG.warn(
+          "Job {}: abort leaves the job's records on {} alone: they belong to another run ({},"
+              + " this is {})",
+          jobId,
+          destination,
+          record.get().uuid(),
+          uuid.get());
+      return false;
+    }
+    return true;
+  }
+
+  private static String host() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (UnknownHostException e) {
+      return "unknown";
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package dev.writeonce.core.engine;
+
+import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.ObjectInfo;
+import dev.writeonce.core.store.StoreGateway;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Removes a job's records once the job is finished or aborted. The record that states the outcome
+ * goes last (the job record of a finished job, the abort fence of an aborted one), so that whatever
+ * a crash leaves behind still says how the job ended and is never taken for a job to finish or to
+ * run again.
+ *
+ * <p>Task manifests that the job's commit did not take (an attempt that committed while the job was
+ * already committing, a superseded attempt) are read and their uploads aborted before they are
+ * deleted: every upload the job's records name is completed or aborted when they go. An upload that
+ * was completed is unaffected by the abort.
+ */
+final class JobCleanup {
+
+  private static final Logger LOG = LoggerFactory.getLogger(JobCleanup.class);
+
+  private final StoreGateway store;
+  private final JobLayout layout;
+  private final JobRecords records;
+
+  JobCleanup(StoreGateway store, JobLayout layout, JobRecords records) {
+    this.store = store;
+    this.layout = layout;
+    this.records = records;
+  }
+
+  /**
+   * Deletes every record of the job: first task manifests and the others, then {@code lastKey}.
+   *
+   * @param takenAttempts task attempts whose uploads the job completed; the uploads of any other
+   *     task manifest found are aborted first
+   * @param lastKey the record deleted last, in a request of its own
+   */
+  void deleteRecords(String jobId, Set<String> takenAttempts, String lastKey) throws IOException {
+    List<String> first = new ArrayList<>();
+    boolean hasLast = false;
+    String tasks = layout.taskManifestPrefix(jobId);
+    for (ObjectInfo object : store.listObjects(layout.jobPrefix(jobId))) {
+      String key = object.key();
+      if (key.equals(lastKey)) {
+        hasLast = true;
+        continue;
+      }
+      if (key.startsWith(tasks)
+          && !takenAttempts.contains(JobLayout.attemptOfTaskManifest(tasks, key))) {
+        abortUploadsOf(jobId, key);
+      }
+      first.add(key);
+    }
+    // The manifest of a finished job (or the job record of an aborted one) goes before lastKey.
+    first.sort((a, b) -> Boolean.compare(isOutcome(jobId, a), isOutcome(jobId, b)));
+    store.deleteObjects(first);
+    if (hasLast) {
+      store.deleteObjects(List.of(lastKey));
+    }
+  }
+
+  private boolean isOutcome(String jobId, String key) {
+    return key.equals(layout.jobManifestKey(jobId)) || key.equals(layout.jobRecordKey(jobId));
+  }
+
+  private void abortUploadsOf(String jobId, String key) throws IOException {
+    Optional<TaskManifest> manifest;
+    try {
+      manifest = records.loadTaskManifest(jobId, key);
+    } catch (FormatException e) {
+      throw new IOException(
+          "job "
+              + jobId
+              + ": task manifest "
+              + layout.destination().uriOf(key)
+              + " cannot be read, so its uploads cannot be aborted; it is kept for inspection: "
+              + e.getMessage(),
+          e);
+    }
+    if (manifest.isEmpty()) {
+      return;
+    }
+    LOG.info(
+        "Job {}: aborting the {} uploads of task attempt {}, which the job commit did not take",
+        jobId,
+        manifest.get().uploads().size(),
+        manifest.get().taskAttemptId());
+    for (PendingUpload upload : manifest.get().uploads()) {
+      store.abortUpload(upload.key(), upload.uploadId());
+    }
+  }
+
+  /** Like {@link #deleteRecords}, but a failure only leaves the records for recovery. */
+  void deleteRecordsQuietly(String jobId, Set<String> takenAttempts, String lastKey) {
+    try {
+      deleteRecords(jobId, takenAttempts, lastKey);
+    } catch (IOException e) {
+      LOG.warn(
+          "Job {} has ended, but its records under {} could not all be removed ({}); recovery"
+              + " removes them later",
+          jobId,
+          layout.destination().uriOf(layout.jobPrefix(jobId)),
+          e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,77 @@
+package dev.writeonce.core.json;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.JobRecord;
+
+/**
+ * JSON of the job record ({@code writeonce.job}, version 1), and of the abort fence ({@code
+ * writeonce.job-abort}, version 1): the small object an abort creates, conditionally, at the key of
+ * the job manifest, so that a manifest write still in flight can no longer land.
+ */
+public final class JobRecordFormat {
+
+  public static final String FORMAT = "writeonce.job";
+  public static final int VERSION = 1;
+  public static final String ABORT_FORMAT = "writeonce.job-abort";
+  public static final int ABORT_VERSION = 1;
+
+  private JobRecordFormat() {}
+
+  public static byte[] toJson(JobRecord record) {
+    return Json.write(
+        out -> {
+          out.writeStartObject();
+          out.writeStringField("format", FORMAT);
+          out.writeNumberField("version", VERSION);
+          out.writeStringField("jobId", record.jobId());
+          out.writeStringField("uuid", record.uuid());
+          out.writeStringField("destination", record.destination().toString());
+          out.writeStringField("state", record.state().id());
+          out.writeStringField("host", record.host());
+          out.writeNumberField("createdAtMillis", record.createdAtMillis());
+          out.writeNumberField("updatedAtMillis", record.updatedAtMillis());
+          out.writeEndObject();
+        });
+  }
+
+  public static JobRecord fromJson(byte[] data, String source) throws FormatException {
+    ObjectNode root = Json.readObject(data, source);
+    Json.requireFormat(root, FORMAT, VERSION, source);
+    try {
+      return new JobRecord(
+          Json.text(root, "jobId", source),
+          Json.text(root, "uuid", source),
+          Destination.of(Json.text(root, "destination", source)),
+          JobRecord.State.parse(Json.text(root, "state", source)),
+          Json.text(root, "host", source),
+          Json.number(root, "createdAtMillis", source),
+          Json.number(root, "updatedAtMillis", source));
+    } catch (IllegalArgumentException e) {
+      throw new FormatException(source, e.getMessage(), e);
+    }
+  }
+
+  /** The abort fence of a job. */
+  public static byte[] abortToJson(String jobId, long abortedAtMillis) {
+    return Json.write(
+        out -> {
+          out.writeStartObject();
+          out.writeStringField("format", ABORT_FORMAT);
+          out.writeNumberField("version", ABORT_VERSION);
+          out.writeStringField("jobId", jobId);
+          out.writeNumberField("abortedAtMillis", abortedAtMillis);
+          out.writeEndObject();
+        });
+  }
+
+  /** True when a document at the job manifest's key is an abort fence, not a manifest. */
+  public static boolean isAbortFence(byte[] data, String source) throws FormatException {
+    ObjectNode root = Json.readObject(data, source);
+    if (!ABORT_FORMAT.equals(Json.optionalText(root, "format", ""))) {
+      return false;
+    }
+    Json.requireFormat(root, ABORT_FORMAT, ABORT_VERSION, source);
+    return true;
+  }
+}
