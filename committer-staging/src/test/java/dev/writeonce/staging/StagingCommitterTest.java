@@ -5,8 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.committer.ConflictPolicy;
 import dev.writeonce.core.committer.DestinationConflictException;
+import dev.writeonce.core.committer.MultipartOutputCommitter;
 import dev.writeonce.core.committer.WriteonceCommitterFactory;
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.engine.CommitConflictException;
+import dev.writeonce.core.engine.CommitStateUnknownException;
+import dev.writeonce.core.engine.JobCommittedException;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.testing.FaultInjectingStore;
@@ -119,6 +123,7 @@ class StagingCommitterTest {
   @Test
   void aFailedFirstAttemptLeavesNothingAndTheRetryIsCommittedOnce() throws Exception {
     ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
     TaskAttemptContext first = attempt(0, 0);
     StagingCommitter failing = committer(first, policy);
     failing.setupTask(first);
@@ -135,6 +140,7 @@ class StagingCommitterTest {
   @Test
   void twoCommittedAttemptsOfOneTaskPublishOnlyTheLater() throws Exception {
     ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
     runTask(policy, 0, 0, List.of("part-m-00000"));
     runTask(policy, 0, 1, List.of("part-m-00000"));
 
@@ -164,6 +170,7 @@ class StagingCommitterTest {
   @Test
   void jobAbortAfterTaskCommitsLeavesNothingVisibleAndNoOpenUpload() throws Exception {
     ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
     runTask(policy, 0, 0, List.of("part-m-00000"));
     runTask(policy, 1, 0, List.of("part-m-00001"));
 
@@ -190,6 +197,7 @@ class StagingCommitterTest {
     memory.putObject("table/day=1/old", new byte[] {1}, false);
     memory.putObject("table/day=9/old", new byte[] {9}, false);
     ConflictPolicy policy = ConflictPolicy.partitioned();
+    committer(job(), policy).setupJob(job());
     runTask(policy, 0, 0, List.of("day=1/part-0", "day=2/part-0"));
 
     committer(job(), policy).commitJob(job());
@@ -217,6 +225,7 @@ class StagingCommitterTest {
   void partitionedAppendKeepsOldFiles() throws Exception {
     memory.putObject("table/day=1/old", new byte[] {1}, false);
     ConflictPolicy policy = ConflictPolicy.partitioned();
+    committer(job(), policy).setupJob(job());
     runTask(policy, 0, 0, List.of("day=1/part-0"));
 
     committer(job(), policy).commitJob(job());
@@ -238,5 +247,213 @@ class StagingCommitterTest {
     assertThatThrownBy(() -> PathOutputCommitterFactory.createCommitter(OUT, attempt(0, 0)))
         .hasMessageContaining("writeonce.committer=nonesuch")
         .hasMessageContaining("directory, partitioned");
+  }
+
+  // Hadoop's committer contract: what an application master, Spark or a second job may do.
+
+  private java.util.Map<String, String> snapshot() {
+    java.util.Map<String, String> objects = new java.util.TreeMap<>();
+    memory.keys().forEach(k -> objects.put(k, content(k)));
+    return objects;
+  }
+
+  @Test
+  void aRepeatedCommitJobIsRefusedAndChangesNoObjectInReplaceMode() throws Exception {
+    conf.set(CommitterConfig.CONFLICT_MODE, "replace");
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+    committer(job(), policy).commitJob(job());
+    var after = snapshot();
+    int putsBefore = store.calls(RequestType.PUT_OBJECT);
+
+    assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
+        .isInstanceOf(CommitConflictException.class)
+        .hasMessageContaining("repeated commitJob is refused");
+    assertThat(snapshot()).isEqualTo(after).containsKey("table/part-m-00000");
+    assertThat(store.calls(RequestType.PUT_OBJECT)).isEqualTo(putsBefore);
+    assertThat(store.calls(RequestType.DELETE_OBJECTS)).isEqualTo(2); // the first commit's
+  }
+
+  @Test
+  void aRepeatedCommitJobInAppendModeKeepsTheFirstSuccessMarker() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+    committer(job(), policy).commitJob(job());
+    String success = content("table/_SUCCESS");
+
+    assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
+        .isInstanceOf(CommitConflictException.class);
+    assertThat(content("table/_SUCCESS")).isEqualTo(success).contains("part-m-00000");
+  }
+
+  @Test
+  void aTaskCommitAfterTheJobCommittedIsRefusedAndLeavesNothing() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+    committer(job(), policy).commitJob(job());
+    var after = snapshot();
+
+    assertThatThrownBy(() -> runTask(policy, 1, 0, List.of("part-m-00001")))
+        .isInstanceOf(CommitConflictException.class)
+        .hasMessageContaining("nothing of it is left");
+    assertThat(snapshot()).isEqualTo(after);
+    assertThat(memory.openUploadIds()).isEmpty();
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+  }
+
+  @Test
+  void aSecondJobWithTheSameJobIdOnOneDestinationIsRefusedBeforeWritingAndTheFirstCommits()
+      throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    Configuration second = new Configuration(conf);
+    committer(job(), policy).setupJob(job());
+    JobContext secondJob = new JobContextImpl(new org.apache.hadoop.mapred.JobConf(second), jobId);
+
+    assertThatThrownBy(() -> committer(secondJob, policy).setupJob(secondJob))
+        .isInstanceOf(CommitConflictException.class)
+        .hasMessageContaining("already in use")
+        .hasMessageContaining("writeonce.job.uuid");
+    // A local runner aborts a job whose setup failed: that must not touch the first job.
+    committer(secondJob, policy).abortJob(secondJob, JobStatus.State.FAILED);
+
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+    committer(job(), policy).commitJob(job());
+    assertThat(dataKeys()).containsExactly("table/part-m-00000");
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void twoJobsWithOneJobIdOnTwoDestinationsKeepApartLocalFiles() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    StagingCommitter one = committer(attempt(0, 0), policy);
+    StagingCommitter other =
+        new StagingCommitter(
+            "test",
+            new org.apache.hadoop.fs.Path("s3a://bucket/other"),
+            attempt(0, 0),
+            policy,
+            (path, c) -> store);
+    assertThat(one.getWorkPath()).isNotEqualTo(other.getWorkPath());
+  }
+
+  @Test
+  void theJobIdOfARunIsCarriedInTheJobConfigurationForItsTasks() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    JobContext job = new JobContextImpl(new org.apache.hadoop.mapred.JobConf(conf), jobId);
+    committer(job, policy).setupJob(job);
+    assertThat(job.getConfiguration().get(MultipartOutputCommitter.JOB_UUID)).isNotBlank();
+    assertThat(memory.keys()).contains("table/_writeonce/jobs/job_20261122_0007/job.json");
+  }
+
+  @Test
+  void taskCallsActOnTheAttemptTheirContextNamesNotTheCommittersOwn() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    TaskAttemptContext first = attempt(0, 0);
+    TaskAttemptContext second = attempt(0, 1);
+    StagingCommitter forFirst = committer(first, policy);
+    forFirst.setupTask(first);
+    write(forFirst, List.of("part-m-00000"));
+    StagingCommitter forSecond = committer(second, policy);
+    forSecond.setupTask(second);
+    write(forSecond, List.of("part-m-00000"));
+
+    // An application master aborts the second attempt through the first's committer.
+    forFirst.abortTask(second);
+    assertThat(Path.of(forSecond.getWorkPath().toUri())).doesNotExist();
+    assertThat(Path.of(forFirst.getWorkPath().toUri()).resolve("part-m-00000")).exists();
+    assertThat(forSecond.needsTaskCommit(second)).isFalse();
+
+    forSecond.commitTask(first); // and commits the first through the second's
+    committer(job(), policy).commitJob(job());
+    assertThat(dataKeys()).containsExactly("table/part-m-00000");
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void localFilesOfAttemptsNeverCommittedOrAbortedAreRemovedWithTheJob() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    TaskAttemptContext lost = attempt(1, 0);
+    StagingCommitter lostCommitter = committer(lost, policy);
+    lostCommitter.setupTask(lost);
+    write(lostCommitter, List.of("part-m-00001")); // its executor dies here
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+
+    committer(job(), policy).commitJob(job());
+    assertThat(staging).isEmptyDirectory();
+
+    jobId = new JobID("20261122", 8);
+    committer(job(), policy).setupJob(job());
+    TaskAttemptContext lostAgain = attempt(1, 0);
+    StagingCommitter again = committer(lostAgain, policy);
+    again.setupTask(lostAgain);
+    write(again, List.of("part-m-00001"));
+    committer(job(), policy).abortJob(job(), JobStatus.State.KILLED);
+    assertThat(staging).isEmptyDirectory();
+  }
+
+  @Test
+  void aFailureAfterTheCommitPointIsReportedAsCommittedWithTheRecoverCommand() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000", "part-m-00001"));
+    store.failFrom(RequestType.COMPLETE_UPLOAD, 2, ErrorKind.FATAL);
+
+    assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
+        .isInstanceOf(JobCommittedException.class)
+        .hasMessageContaining("is COMMITTED")
+        .hasMessageContaining("do NOT run the job again")
+        .hasMessageContaining("writeonce recover s3a://bucket/table/");
+    store.heal();
+    committer(job(), policy).abortJob(job(), JobStatus.State.FAILED); // what engines then do
+    assertThat(dataKeys()).containsExactly("table/part-m-00000", "table/part-m-00001");
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void aTransientFailureAfterTheCommitPointIsRetriedAndTheJobSucceeds() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000", "part-m-00001"));
+    store.failOnce(RequestType.COMPLETE_UPLOAD, 1, ErrorKind.FATAL);
+
+    committer(job(), policy).commitJob(job());
+    assertThat(dataKeys()).containsExactly("table/part-m-00000", "table/part-m-00001");
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+  }
+
+  @Test
+  void abortJobAfterAManifestWriteOfUnknownOutcomeWaitsForTheTruth() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job()); // PUT 1
+    runTask(policy, 0, 0, List.of("part-m-00000")); // PUT 2
+    // PUT 3 marks the job committing; PUT 4, the manifest, lands but its answer is lost, and
+    // the check that follows cannot read it either.
+    store.loseAnswerOf(RequestType.PUT_OBJECT, 4, ErrorKind.TRANSIENT);
+    store.failOnce(RequestType.GET_OBJECT, 4, ErrorKind.TRANSIENT);
+    assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
+        .isInstanceOf(CommitStateUnknownException.class);
+
+    committer(job(), policy).abortJob(job(), JobStatus.State.FAILED);
+    assertThat(dataKeys())
+        .as("the manifest had landed: the job is finished, not destroyed")
+        .containsExactly("table/part-m-00000");
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void failModeTakesAnEmptyTablesDirectoryMarkerForNoData() throws Exception {
+    conf.set(CommitterConfig.CONFLICT_MODE, "fail");
+    memory.putObject("table/", new byte[0], false); // S3A's mkdirs, a console's "create folder"
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+
+    committer(job(), policy).commitJob(job());
+    assertThat(dataKeys()).containsExactly("table/", "table/part-m-00000");
   }
 }
