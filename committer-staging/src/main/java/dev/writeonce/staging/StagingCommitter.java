@@ -79,6 +79,9 @@ public final class StagingCommitter extends MultipartOutputCommitter {
     Path localAttemptDir = localAttemptDir(context);
     List<Path> files = outputFiles(localAttemptDir);
     String attempt = attemptId(context);
+    if (!files.isEmpty()) {
+      recordIntent(context, files.stream().map(f -> keyOf(localAttemptDir, f)).toList());
+    }
     ConcurrentLinkedQueue<PendingUpload> uploaded = new ConcurrentLinkedQueue<>();
     try (JobCommitContext pool = new JobCommitContext(attempt, config().taskUploadThreads())) {
       Tasks.runStoppingOnFailure(
@@ -86,11 +89,10 @@ public final class StagingCommitter extends MultipartOutputCommitter {
           "uploading task output",
           files,
           file -> {
-            String relative = localAttemptDir.relativize(file).toString().replace('\\', '/');
             uploaded.add(
                 LocalFileUploader.upload(
                     store(),
-                    destination().keyOf(relative),
+                    keyOf(localAttemptDir, file),
                     file,
                     Files.size(file),
                     config().partSize(),
@@ -103,6 +105,10 @@ public final class StagingCommitter extends MultipartOutputCommitter {
     List<PendingUpload> uploads = new ArrayList<>(uploaded);
     uploads.sort(Comparator.comparing(PendingUpload::key));
     return uploads;
+  }
+
+  private String keyOf(Path localAttemptDir, Path file) {
+    return destination().keyOf(localAttemptDir.relativize(file).toString().replace('\\', '/'));
   }
 
   @Override

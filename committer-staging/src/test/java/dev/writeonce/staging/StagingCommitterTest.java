@@ -430,10 +430,10 @@ class StagingCommitterTest {
   void abortJobAfterAManifestWriteOfUnknownOutcomeWaitsForTheTruth() throws Exception {
     ConflictPolicy policy = ConflictPolicy.directory();
     committer(job(), policy).setupJob(job()); // PUT 1
-    runTask(policy, 0, 0, List.of("part-m-00000")); // PUT 2
-    // PUT 3 marks the job committing; PUT 4, the manifest, lands but its answer is lost, and
+    runTask(policy, 0, 0, List.of("part-m-00000")); // PUT 2 (intent), PUT 3 (task manifest)
+    // PUT 4 marks the job committing; PUT 5, the manifest, lands but its answer is lost, and
     // the check that follows cannot read it either.
-    store.loseAnswerOf(RequestType.PUT_OBJECT, 4, ErrorKind.TRANSIENT);
+    store.loseAnswerOf(RequestType.PUT_OBJECT, 5, ErrorKind.TRANSIENT);
     store.failOnce(RequestType.GET_OBJECT, 4, ErrorKind.TRANSIENT);
     assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
         .isInstanceOf(CommitStateUnknownException.class);
@@ -455,5 +455,40 @@ class StagingCommitterTest {
 
     committer(job(), policy).commitJob(job());
     assertThat(dataKeys()).containsExactly("table/", "table/part-m-00000");
+  }
+
+  @Test
+  void uploadsOfAnAttemptThatDiedWhileUploadingAreFoundFromItsIntentAndAborted() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    conf.setInt(CommitterConfig.TASK_UPLOAD_THREADS, 1);
+    committer(job(), policy).setupJob(job());
+    // The attempt dies after two uploads started: its own abort never happens.
+    store.failOnce(RequestType.UPLOAD_PART, 2, ErrorKind.FATAL);
+    store.failFrom(RequestType.ABORT_UPLOAD, 1, ErrorKind.FATAL);
+    assertThatThrownBy(() -> runTask(policy, 0, 0, List.of("a", "b", "c")));
+    store.heal();
+    assertThat(memory.openUploadIds()).hasSize(2);
+
+    runTask(policy, 0, 1, List.of("a", "b", "c"));
+    committer(job(), policy).commitJob(job());
+
+    assertThat(dataKeys()).containsExactly("table/a", "table/b", "table/c");
+    assertThat(memory.openUploadIds()).isEmpty();
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+  }
+
+  @Test
+  void uploadsOfAnAttemptThatDiedWhileUploadingAreAbortedWithTheJob() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    conf.setInt(CommitterConfig.TASK_UPLOAD_THREADS, 1);
+    committer(job(), policy).setupJob(job());
+    store.failOnce(RequestType.UPLOAD_PART, 2, ErrorKind.FATAL);
+    store.failFrom(RequestType.ABORT_UPLOAD, 1, ErrorKind.FATAL);
+    assertThatThrownBy(() -> runTask(policy, 0, 0, List.of("a", "b", "c")));
+    store.heal();
+
+    committer(job(), policy).abortJob(job(), JobStatus.State.FAILED);
+    assertThat(memory.openUploadIds()).isEmpty();
+    assertThat(memory.keys()).isEmpty();
   }
 }

@@ -146,6 +146,8 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
   @Override
   public void setupTask(TaskAttemptContext context) {
     try {
+      // The task's records (its intent) go under this write's id, where the driver looks.
+      context.getConfiguration().set(MultipartOutputCommitter.RECORDS_JOB_ID, jobId);
       task = committer(new Path(path), context);
       task.setupTask(context);
     } catch (IOException e) {

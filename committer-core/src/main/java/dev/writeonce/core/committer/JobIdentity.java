@@ -223,7 +223,7 @@ final class JobIdentity {
                 + " left");
     aborter.abortAll(manifest.uploads(), refused);
     try {
-      records.deleteTaskManifest(manifest);
+      records.deleteTaskRecords(manifest);
     } catch (StoreException e) {
       refused.addSuppressed(e);
     }

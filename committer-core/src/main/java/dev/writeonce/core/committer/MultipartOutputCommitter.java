@@ -13,6 +13,7 @@ import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
@@ -57,6 +58,12 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
    * job id (two local runners, Spark jobs started in the same second) are told apart by it.
    */
   public static final String JOB_UUID = "writeonce.job.uuid";
+
+  /**
+   * The job id a task's records go under, where it differs from the Hadoop job id: Spark's commit
+   * protocol keeps a write's records under Spark's write id.
+   */
+  public static final String RECORDS_JOB_ID = "writeonce.job.records-id";
 
   /** The write id Spark SQL sets for each write. */
   public static final String SPARK_WRITE_JOB_UUID = "spark.sql.sources.writeJobUUID";
@@ -239,6 +246,16 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
           CommitterConfig.RECOVERY_ON_SETUP);
       engine().resume(job.jobId());
     }
+  }
+
+  /**
+   * Records the keys an attempt is about to create uploads for, before it creates any, so that
+   * uploads of an attempt that dies while uploading can be found and aborted from the store alone.
+   * One PUT per attempt.
+   */
+  protected void recordIntent(TaskAttemptContext context, List<String> keys) throws IOException {
+    String recordsJobId = context.getConfiguration().getTrimmed(RECORDS_JOB_ID, jobId(context));
+    engine().records().saveTaskIntent(new TaskIntent(recordsJobId, attemptId(context), keys));
   }
 
   @Override

@@ -2,11 +2,14 @@ package dev.writeonce.core.engine;
 
 import dev.writeonce.core.json.FormatException;
 import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ObjectInfo;
+import dev.writeonce.core.store.OpenUpload;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -18,6 +21,9 @@ import org.slf4j.LoggerFactory;
  * goes last (the job record of a finished job, the abort fence of an aborted one), so that whatever
  * a crash leaves behind still says how the job ended and is never taken for a job to finish or to
  * run again.
+ *
+ * <p>Task intents of attempts that left no task manifest (they died while uploading) are read and
+ * the open uploads of their keys aborted: an upload is never left that no record names.
  *
  * <p>Task manifests that the job's commit did not take (an attempt that committed while the job was
  * already committing, a superseded attempt) are read and their uploads aborted before they are
@@ -46,10 +52,18 @@ final class JobCleanup {
    * @param lastKey the record deleted last, in a request of its own
    */
   void deleteRecords(String jobId, Set<String> takenAttempts, String lastKey) throws IOException {
+    List<ObjectInfo> objects = store.listObjects(layout.jobPrefix(jobId));
+    String tasks = layout.taskManifestPrefix(jobId);
+    String intents = layout.intentPrefix(jobId);
+    Set<String> withManifest = new HashSet<>();
+    for (ObjectInfo object : objects) {
+      if (object.key().startsWith(tasks)) {
+        withManifest.add(JobLayout.attemptOfTaskManifest(tasks, object.key()));
+      }
+    }
     List<String> first = new ArrayList<>();
     boolean hasLast = false;
-    String tasks = layout.taskManifestPrefix(jobId);
-    for (ObjectInfo object : store.listObjects(layout.jobPrefix(jobId))) {
+    for (ObjectInfo object : objects) {
       String key = object.key();
       if (key.equals(lastKey)) {
         hasLast = true;
@@ -59,6 +73,12 @@ final class JobCleanup {
           && !takenAttempts.contains(JobLayout.attemptOfTaskManifest(tasks, key))) {
         abortUploadsOf(jobId, key);
       }
+      if (key.startsWith(intents)) {
+        String attempt = JobLayout.attemptOfTaskManifest(intents, key);
+        if (!takenAttempts.contains(attempt) && !withManifest.contains(attempt)) {
+          abortStrayUploads(jobId, object);
+        }
+      }
       first.add(key);
     }
     // The manifest of a finished job (or the job record of an aborted one) goes before lastKey.
@@ -66,6 +86,48 @@ final class JobCleanup {
     store.deleteObjects(first);
     if (hasLast) {
       store.deleteObjects(List.of(lastKey));
+    }
+  }
+
+  /**
+   * Aborts the uploads an attempt started but never recorded in a task manifest (it died while
+   * uploading): the open uploads of each key its intent names, started after the intent was
+   * written. One ListMultipartUploads per key, which matches exact keys on every store.
+   */
+  private void abortStrayUploads(String jobId, ObjectInfo intentObject) throws IOException {
+    Optional<TaskIntent> intent;
+    try {
+      intent = records.loadTaskIntent(jobId, intentObject.key());
+    } catch (FormatException e) {
+      throw new IOException(
+          "job "
+              + jobId
+              + ": task intent "
+              + layout.destination().uriOf(intentObject.key())
+              + " cannot be read; it is kept for inspection: "
+              + e.getMessage(),
+          e);
+    }
+    if (intent.isEmpty()) {
+      return;
+    }
+    // Stores keep times to the second: an upload started in the intent's second may be its.
+    long since = intentObject.lastModifiedMillis() - 2_000;
+    int aborted = 0;
+    for (String key : intent.get().keys()) {
+      for (OpenUpload upload : store.listUploads(key)) {
+        if (upload.initiatedMillis() >= since) {
+          store.abortUpload(upload.key(), upload.uploadId());
+          aborted++;
+        }
+      }
+    }
+    if (aborted > 0) {
+      LOG.info(
+          "Job {}: aborted {} uploads that task attempt {} started but never recorded",
+          jobId,
+          aborted,
+          intent.get().taskAttemptId());
     }
   }
 

@@ -197,6 +197,7 @@ public final class JobCommitEngine {
     knownManifests.forEach(m -> m.uploads().forEach(u -> uploads.put(u.uploadId(), u)));
     List<IOException> unreadable = new ArrayList<>();
     Set<String> attempts = new HashSet<>();
+    knownManifests.forEach(m -> attempts.add(m.taskAttemptId()));
     for (String key : records.taskManifestKeys(jobId)) {
       attempts.add(JobLayout.attemptOfTaskManifest(layout.taskManifestPrefix(jobId), key));
       try {

@@ -9,6 +9,7 @@ import java.util.regex.Pattern;
  *
  * <pre>
  * dest/_writeonce/jobs/JOB/job.json             the job record: identity and state, removed last
+ * dest/_writeonce/jobs/JOB/intents/ATTEMPT.json the keys an attempt uploads, written before it does
  * dest/_writeonce/jobs/JOB/tasks/ATTEMPT.json   one task manifest per committed task attempt
  * dest/_writeonce/jobs/JOB/manifest.json        the job manifest (the commit point), or the
  *                                               abort fence that forbids it
@@ -51,6 +52,14 @@ public final class JobLayout {
   /** The job record: the job's identity and state. */
   public String jobRecordKey(String jobId) {
     return jobPrefix(jobId) + "job.json";
+  }
+
+  public String intentPrefix(String jobId) {
+    return jobPrefix(jobId) + "intents/";
+  }
+
+  public String intentKey(String jobId, String taskAttemptId) {
+    return intentPrefix(jobId) + checkName("task attempt id", taskAttemptId) + ".json";
   }
 
   public String taskManifestPrefix(String jobId) {

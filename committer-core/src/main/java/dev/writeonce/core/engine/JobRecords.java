@@ -7,6 +7,7 @@ import dev.writeonce.core.json.SuccessDataFormat;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.SuccessData;
+import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreException;
@@ -38,10 +39,34 @@ public final class JobRecords {
         false);
   }
 
-  /** Removes a task attempt's manifest. */
-  public void deleteTaskManifest(TaskManifest manifest) throws StoreException {
+  /** Persists what a task attempt is about to upload, before it creates any upload: one PUT. */
+  public void saveTaskIntent(TaskIntent intent) throws StoreException {
+    store.putObject(
+        layout.intentKey(intent.jobId(), intent.taskAttemptId()),
+        ManifestFormats.toJson(intent),
+        false);
+  }
+
+  /** One task intent, checked to belong to the job; empty if it vanished. */
+  public Optional<TaskIntent> loadTaskIntent(String jobId, String key)
+      throws StoreException, FormatException {
+    Optional<byte[]> bytes = store.getObject(key);
+    if (bytes.isEmpty()) {
+      return Optional.empty();
+    }
+    TaskIntent intent = ManifestFormats.taskIntentFromJson(bytes.get(), uri(key));
+    if (!intent.jobId().equals(jobId)) {
+      throw new FormatException(uri(key), "belongs to job " + intent.jobId() + ", not " + jobId);
+    }
+    return Optional.of(intent);
+  }
+
+  /** Removes a task attempt's manifest and intent, in one request. */
+  public void deleteTaskRecords(TaskManifest manifest) throws StoreException {
     store.deleteObjects(
-        List.of(layout.taskManifestKey(manifest.jobId(), manifest.taskAttemptId())));
+        List.of(
+            layout.taskManifestKey(manifest.jobId(), manifest.taskAttemptId()),
+            layout.intentKey(manifest.jobId(), manifest.taskAttemptId())));
   }
 
   /** Every task manifest persisted for a job: one LIST page per 1,000 and one GET each. */

@@ -7,6 +7,7 @@ import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.model.UploadPart;
 import java.io.IOException;
@@ -22,6 +23,8 @@ public final class ManifestFormats {
 
   public static final String TASK_MANIFEST_FORMAT = "writeonce.task-manifest";
   public static final int TASK_MANIFEST_VERSION = 1;
+  public static final String TASK_INTENT_FORMAT = "writeonce.task-intent";
+  public static final int TASK_INTENT_VERSION = 1;
   public static final String JOB_MANIFEST_FORMAT = "writeonce.job-manifest";
   public static final int JOB_MANIFEST_VERSION = 1;
 
@@ -52,6 +55,36 @@ public final class ManifestFormats {
           Json.text(root, "taskAttemptId", source),
           uploads,
           Json.longMap(root, "statistics", source, false));
+    } catch (IllegalArgumentException e) {
+      throw new FormatException(source, e.getMessage(), e);
+    }
+  }
+
+  public static byte[] toJson(TaskIntent intent) {
+    return Json.write(
+        out -> {
+          out.writeStartObject();
+          out.writeStringField("format", TASK_INTENT_FORMAT);
+          out.writeNumberField("version", TASK_INTENT_VERSION);
+          out.writeStringField("jobId", intent.jobId());
+          out.writeStringField("taskAttemptId", intent.taskAttemptId());
+          out.writeArrayFieldStart("keys");
+          for (String key : intent.keys()) {
+            out.writeString(key);
+          }
+          out.writeEndArray();
+          out.writeEndObject();
+        });
+  }
+
+  public static TaskIntent taskIntentFromJson(byte[] data, String source) throws FormatException {
+    ObjectNode root = Json.readObject(data, source);
+    Json.requireFormat(root, TASK_INTENT_FORMAT, TASK_INTENT_VERSION, source);
+    try {
+      return new TaskIntent(
+          Json.text(root, "jobId", source),
+          Json.text(root, "taskAttemptId", source),
+          Json.texts(root, "keys", source));
     } catch (IllegalArgumentException e) {
       throw new FormatException(source, e.getMessage(), e);
     }

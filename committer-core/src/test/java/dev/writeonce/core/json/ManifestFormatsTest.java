@@ -146,4 +146,14 @@ class ManifestFormatsTest {
     assertThat(JobRecordFormat.isAbortFence(JobRecordFormat.abortToJson("job_1", 5), "x")).isTrue();
     assertThat(JobRecordFormat.isAbortFence(golden("job-manifest-v1.json"), "x")).isFalse();
   }
+
+  @Test
+  void goldenTaskIntentOfVersion1LoadsAndWritesBackByteForByte() throws Exception {
+    byte[] golden = golden("task-intent-v1.json");
+    var intent = ManifestFormats.taskIntentFromJson(golden, "golden");
+
+    assertThat(intent.taskAttemptId()).isEqualTo("attempt_202611220000_0001_m_000000_0");
+    assertThat(intent.keys()).hasSize(2);
+    assertThat(text(ManifestFormats.toJson(intent))).isEqualTo(text(golden));
+  }
 }
