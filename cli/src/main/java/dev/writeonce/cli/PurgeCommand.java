@@ -106,7 +106,7 @@ final class PurgeCommand implements Callable<Integer> {
             if (job.lastModifiedMillis() <= cutoff) {
               say("remove the records of aborted job " + job.jobId());
               if (yes) {
-                engine.abort(job.jobId(), List.of());
+                engine.cleanAborted(job.jobId());
               }
             }
           }

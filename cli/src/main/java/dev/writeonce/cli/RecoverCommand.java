@@ -108,7 +108,7 @@ final class RecoverCommand implements Callable<Integer> {
                       + " the records of aborted job "
                       + job.jobId());
               if (!dryRun) {
-                engine.abort(job.jobId(), List.of());
+                engine.cleanAborted(job.jobId());
               }
               acted++;
             }

@@ -10,7 +10,10 @@ import dev.writeonce.core.committer.WriteonceCommitterFactory;
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.engine.CommitConflictException;
 import dev.writeonce.core.engine.CommitStateUnknownException;
+import dev.writeonce.core.engine.JobAlreadyFinishedException;
+import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobCommittedException;
+import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.testing.FaultInjectingStore;
@@ -268,8 +271,9 @@ class StagingCommitterTest {
     int putsBefore = store.calls(RequestType.PUT_OBJECT);
 
     assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
-        .isInstanceOf(CommitConflictException.class)
-        .hasMessageContaining("repeated commitJob is refused");
+        .isInstanceOf(JobAlreadyFinishedException.class)
+        .hasMessageContaining("repeated commitJob is refused")
+        .hasMessageContaining("do not run the job again");
     assertThat(snapshot()).isEqualTo(after).containsKey("table/part-m-00000");
     assertThat(store.calls(RequestType.PUT_OBJECT)).isEqualTo(putsBefore);
     assertThat(store.calls(RequestType.DELETE_OBJECTS)).isEqualTo(2); // the first commit's
@@ -284,7 +288,7 @@ class StagingCommitterTest {
     String success = content("table/_SUCCESS");
 
     assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
-        .isInstanceOf(CommitConflictException.class);
+        .isInstanceOf(JobAlreadyFinishedException.class);
     assertThat(content("table/_SUCCESS")).isEqualTo(success).contains("part-m-00000");
   }
 
@@ -490,5 +494,65 @@ class StagingCommitterTest {
     committer(job(), policy).abortJob(job(), JobStatus.State.FAILED);
     assertThat(memory.openUploadIds()).isEmpty();
     assertThat(memory.keys()).isEmpty();
+  }
+
+  // Found by the protocol simulation (ProtocolSimulationTest), kept as named regressions.
+
+  @Test
+  void aJobAbortedByRecoveryWhileItRunsCanNeverCommitLater() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+    // An operator's recovery takes the running job for abandoned and aborts it.
+    new JobCommitEngine(store, CommitterConfig.from(conf), Destination.of("s3a://bucket/table/"))
+        .abort(job().getJobID().toString(), List.of());
+
+    assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
+        .isInstanceOf(CommitConflictException.class);
+    // Even a driver past its checks cannot write the manifest: the fence stands.
+    assertThatThrownBy(
+            () ->
+                memory.putObject(
+                    "table/_writeonce/jobs/job_20261122_0007/manifest.json", new byte[] {1}, true))
+        .hasMessageContaining("PreconditionFailed");
+    assertThat(dataKeys()).isEmpty();
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void anAbortAfterASetupRefusedBeforeItsClaimLeavesTheOtherRunAlone() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    memory.putObject("table/old", new byte[] {1}, false);
+    Configuration failMode = new Configuration(conf);
+    failMode.set(CommitterConfig.CONFLICT_MODE, "fail");
+    JobContext refused = new JobContextImpl(new org.apache.hadoop.mapred.JobConf(failMode), jobId);
+    assertThatThrownBy(() -> committer(refused, policy).setupJob(refused))
+        .isInstanceOf(DestinationConflictException.class);
+    // Another run with the same job id claims it in between, and its task writes.
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+
+    committer(refused, policy).abortJob(refused, JobStatus.State.FAILED);
+
+    assertThat(memory.openUploadIds()).hasSize(1);
+    committer(job(), policy).commitJob(job());
+    assertThat(dataKeys()).containsExactly("table/old", "table/part-m-00000");
+  }
+
+  @Test
+  void aTaskManifestThatLandedButLostItsAnswerIsTakenBackBeforeItsUploadsAreAborted()
+      throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job()); // PUT 1
+    store.loseAnswerOf(RequestType.PUT_OBJECT, 3, ErrorKind.TRANSIENT); // intent 2, manifest 3
+    assertThatThrownBy(() -> runTask(policy, 0, 0, List.of("part-m-00000")))
+        .hasMessageContaining("injected");
+    assertThat(memory.keys()).noneMatch(k -> k.contains("/tasks/"));
+    assertThat(memory.openUploadIds()).isEmpty();
+
+    runTask(policy, 0, 1, List.of("part-m-00000"));
+    committer(job(), policy).commitJob(job());
+    assertThat(dataKeys()).containsExactly("table/part-m-00000");
+    assertThat(memory.openUploadIds()).isEmpty();
   }
 }

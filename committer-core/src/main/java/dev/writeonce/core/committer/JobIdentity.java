@@ -2,6 +2,7 @@ package dev.writeonce.core.committer;
 
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.engine.CommitConflictException;
+import dev.writeonce.core.engine.JobAlreadyFinishedException;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobRecords;
 import dev.writeonce.core.model.Destination;
@@ -50,7 +51,10 @@ final class JobIdentity {
    * id left by a run that ended is cleaned up first; one of a run still going refuses this run,
    * unless this is a restarted MapReduce application master, which takes the job over.
    */
-  void claim(String jobId, String uuid, boolean retriedDriver) throws IOException {
+  void claim(String jobId, String uuid, boolean retriedDriver, boolean fenced) throws IOException {
+    if (fenced) {
+      clearFence(jobId, retriedDriver);
+    }
     long now = System.currentTimeMillis();
     JobRecord mine = new JobRecord(jobId, uuid, destination, State.RUNNING, host(), now, now);
     for (int tries = 0; ; tries++) {
@@ -76,6 +80,31 @@ final class JobIdentity {
     }
   }
 
+  /**
+   * An earlier run of this job id was aborted and its fence stands. A restarted application master
+   * knows that run's driver is dead and removes the fence; anyone else waits for its retention.
+   */
+  private void clearFence(String jobId, boolean retriedDriver) throws IOException {
+    if (retriedDriver) {
+      LOG.warn(
+          "Job {}: this restarted driver removes the abort fence of the job's earlier run", jobId);
+      engine.abort(jobId, List.of(), true);
+      return;
+    }
+    if (!engine.cleanAborted(jobId)) {
+      throw new CommitConflictException(
+          "job id "
+              + jobId
+              + " was aborted on "
+              + destination
+              + " by another process less than "
+              + CommitterConfig.FENCE_RETENTION
+              + " ago, and its abort fence stands so that a driver of that job still alive can"
+              + " never commit. This job is refused before writing anything: give it another job"
+              + " id, or run 'writeonce recover' once the fence is older than the retention");
+    }
+  }
+
   private void clearEndedRun(JobRecord other, boolean retriedDriver) throws IOException {
     String jobId = other.jobId();
     JobRecords.CommitPoint point = records.loadCommitPoint(jobId);
@@ -85,8 +114,7 @@ final class JobIdentity {
       return;
     }
     if (point == JobRecords.CommitPoint.FENCED) {
-      LOG.info("Job {}: removing the records of an earlier, aborted run {}", jobId, other.uuid());
-      engine.abort(jobId, List.of());
+      clearFence(jobId, retriedDriver);
       return;
     }
     if (point == JobRecords.CommitPoint.NONE && retriedDriver) {
@@ -95,7 +123,7 @@ final class JobIdentity {
               + " what that run uploaded",
           jobId,
           other.uuid());
-      engine.abort(jobId, List.of());
+      engine.abort(jobId, List.of(), true);
       return;
     }
     throw new CommitConflictException(
@@ -124,6 +152,9 @@ final class JobIdentity {
    */
   JobRecord requireCommittable(String jobId, Optional<String> uuid) throws IOException {
     Optional<JobRecord> record = records.loadJobRecord(jobId);
+    if (record.isEmpty() && finishedEarlier(jobId)) {
+      throw alreadyFinished(jobId);
+    }
     if (record.isEmpty()) {
       throw new CommitConflictException(
           "job "
@@ -134,13 +165,9 @@ final class JobIdentity {
               + " already finished and its records are removed: a repeated commitJob is refused"
               + " and changes nothing");
     }
-    if (record.get().state() == State.FINISHED) {
-      throw new CommitConflictException(
-          "job "
-              + jobId
-              + " has already finished on "
-              + destination
-              + ": a repeated commitJob is refused and changes nothing");
+    if (record.get().state() == State.FINISHED
+        && (uuid.isEmpty() || uuid.get().equals(record.get().uuid()))) {
+      throw alreadyFinished(jobId);
     }
     if (uuid.isPresent() && !uuid.get().equals(record.get().uuid())) {
       throw new CommitConflictException(
@@ -155,6 +182,25 @@ final class JobIdentity {
               + "): refused, nothing changed");
     }
     return record.get();
+  }
+
+  /** Whether the destination's _SUCCESS names the job: it finished, and its records are gone. */
+  private boolean finishedEarlier(String jobId) throws IOException {
+    try {
+      return records.loadSuccess().map(success -> success.jobId().equals(jobId)).orElse(false);
+    } catch (dev.writeonce.core.json.FormatException e) {
+      return false;
+    }
+  }
+
+  private JobAlreadyFinishedException alreadyFinished(String jobId) {
+    return new JobAlreadyFinishedException(
+        "job "
+            + jobId
+            + " has already finished on "
+            + destination
+            + ": its output is published. A repeated commitJob is refused and changes nothing; do"
+            + " not run the job again");
   }
 
   /** When an earlier commitJob of this run passed the commit point, finishes the job: true. */
@@ -230,18 +276,30 @@ final class JobIdentity {
     throw refused;
   }
 
-  /** False when the job's record names another run: its abort must not touch that run's job. */
-  boolean mayAbort(String jobId, Optional<String> uuid) throws IOException {
+  /** What an abort by a job's driver may do. */
+  enum AbortScope {
+    /** The records belong to another run: leave them alone. */
+    NONE,
+    /** Abort, and remove the fence: this run never began to commit. */
+    RELEASE_FENCE,
+    /** Abort, and keep the fence: a write of the job manifest may be in flight. */
+    KEEP_FENCE
+  }
+
+  AbortScope abortScope(String jobId, Optional<String> uuid) throws IOException {
     Optional<JobRecord> record;
     try {
       record = records.loadJobRecord(jobId);
     } catch (dev.writeonce.core.json.FormatException e) {
-      return true; // the engine's abort reports unreadable records itself
+      return AbortScope.KEEP_FENCE; // the engine's abort reports unreadable records itself
     }
-    if (record.isPresent()
-        && uuid.isPresent()
-        && !uuid.get().equals(record.get().uuid())
-        && record.get().state() != State.FINISHED) {
+    if (record.isEmpty()) {
+      // A run that knows its id and finds no record never claimed the job id (its setup failed
+      // first), or its records are gone already: nothing in the store is its to abort.
+      return uuid.isPresent() ? AbortScope.NONE : AbortScope.KEEP_FENCE;
+    }
+    boolean otherRun = uuid.isPresent() && !uuid.get().equals(record.get().uuid());
+    if (otherRun && record.get().state() != State.FINISHED) {
       LOG.warn(
           "Job {}: abort leaves the job's records on {} alone: they belong to another run ({},"
               + " this is {})",
@@ -249,9 +307,11 @@ final class JobIdentity {
           destination,
           record.get().uuid(),
           uuid.get());
-      return false;
+      return AbortScope.NONE;
     }
-    return true;
+    return record.get().state() == State.RUNNING && !otherRun
+        ? AbortScope.RELEASE_FENCE
+        : AbortScope.KEEP_FENCE;
   }
 
   private static String host() {

@@ -160,13 +160,23 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
   @Override
   public void setupJob(JobContext context) throws IOException {
     String jobId = jobId(context);
-    finishUnfinishedJobs(jobId);
-    conflicts.checkAtSetup(store(), new JobLayout(destination), config.conflictMode());
     String uuid = runUuid(context).orElseGet(() -> UUID.randomUUID().toString());
-    // Tasks that share this configuration (local runners, Spark) learn the run id from it.
+    // Known before anything can fail: an abort after a failed setup must know whose records it
+    // may touch. Tasks that share this configuration (local runners, Spark) learn it from it.
     context.getConfiguration().set(JOB_UUID, uuid);
     setupUuid = uuid;
-    new JobIdentity(engine(), destination, config).claim(jobId, uuid, isRetriedDriver(context));
+    Optional<JobInspector.Report> report = inspectRecords();
+    if (report.isPresent()) {
+      finishUnfinishedJobs(jobId, report.get());
+    }
+    conflicts.checkAtSetup(store(), new JobLayout(destination), config.conflictMode());
+    boolean fenced =
+        report.isPresent()
+            && report.get().jobs().stream()
+                .anyMatch(
+                    job -> job.jobId().equals(jobId) && job.state() == JobInspector.State.ABORTED);
+    new JobIdentity(engine(), destination, config)
+        .claim(jobId, uuid, isRetriedDriver(context), fenced);
     LOG.info(
         "Job {} (run {}): committer {} writes to {} in conflict mode {}",
         jobId,
@@ -204,14 +214,19 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
    * new job starts, or the new job fails naming it: its output is decided and must not be mixed
    * with the new job's. One LIST when there is none, the usual case.
    */
-  private void finishUnfinishedJobs(String newJobId) throws IOException {
+  /** The jobs with records on the destination: one LIST when there are none, the usual case. */
+  private Optional<JobInspector.Report> inspectRecords() throws IOException {
     JobLayout layout = new JobLayout(destination);
     if (store().listChildren(layout.recordsPrefix() + "jobs/", 1).isEmpty()) {
-      return;
+      return Optional.empty();
     }
+    return Optional.of(new JobInspector(store(), layout).inspect());
+  }
+
+  private void finishUnfinishedJobs(String newJobId, JobInspector.Report report)
+      throws IOException {
     long idleSince = System.currentTimeMillis() - config.unfinishedAfterMillis();
-    List<JobInspector.Job> unfinished =
-        new JobInspector(store(), layout).inspect().in(JobInspector.State.COMMITTED_UNFINISHED);
+    List<JobInspector.Job> unfinished = report.in(JobInspector.State.COMMITTED_UNFINISHED);
     for (JobInspector.Job job : unfinished) {
       if (job.lastModifiedMillis() > idleSince) {
         // Committed moments ago: its own driver is most likely finishing it right now.
@@ -308,7 +323,15 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     try {
       records.saveTaskManifest(manifest);
     } catch (IOException e) {
-      abortAll(manifest.uploads(), e);
+      // The write may have landed although its answer was lost. Its uploads are aborted only
+      // once the manifest is surely gone, or a job could take a manifest whose data is gone; if
+      // it cannot be removed, the uploads stay for the job to take or its cleanup to abort.
+      try {
+        records.deleteTaskManifest(manifest);
+        abortAll(manifest.uploads(), e);
+      } catch (IOException removal) {
+        e.addSuppressed(removal);
+      }
       throw e;
     } finally {
       releaseTask(context);
@@ -370,9 +393,18 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
       String jobId, List<TaskManifest> manifests, ConflictMode mode, List<String> replaced)
       throws IOException {
     JobCommitEngine engine = engine();
-    JobRecord record =
-        new JobIdentity(engine, destination, config)
-            .requireCommittable(jobId, Optional.ofNullable(setupUuid));
+    JobIdentity identity = new JobIdentity(engine, destination, config);
+    JobRecord record = identity.requireCommittable(jobId, Optional.ofNullable(setupUuid));
+    if (record.state() == JobRecord.State.COMMITTING && identity.finishIfCommitted(jobId)) {
+      throw new CommitConflictException(
+          "job "
+              + jobId
+              + " on "
+              + destination
+              + " had passed its commit point in an earlier commitJob: it is now finished");
+    }
+    // Marks that a write of the job manifest may be in flight: an abort then keeps its fence.
+    record = identity.markCommitting(record);
     return commit(engine, record, manifests, mode, replaced);
   }
 
@@ -399,8 +431,26 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
       throw e;
     } finally {
       if (claim != null) {
-        store().deleteObjects(List.of(claim));
+        releaseClaim(jobId, claim);
       }
+    }
+  }
+
+  /**
+   * Releases the fail-mode claim. A failure here must not turn a commit that went through into a
+   * reported failure: the claim is only left behind, and the message says how to remove it.
+   */
+  private void releaseClaim(String jobId, String claim) {
+    try {
+      store().deleteObjects(List.of(claim));
+    } catch (IOException e) {
+      LOG.warn(
+          "Job {}: the fail-mode claim {} could not be removed ({}); later fail-mode jobs on {}"
+              + " are refused until it is deleted",
+          jobId,
+          destination.uriOf(claim),
+          e.getMessage(),
+          destination);
     }
   }
 
@@ -462,11 +512,13 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
   private void abortJob(String jobId, Optional<String> uuid, List<TaskManifest> known)
       throws IOException {
     JobCommitEngine engine = engine();
-    if (!new JobIdentity(engine, destination, config).mayAbort(jobId, uuid)) {
+    JobIdentity.AbortScope scope =
+        new JobIdentity(engine, destination, config).abortScope(jobId, uuid);
+    if (scope == JobIdentity.AbortScope.NONE) {
       return;
     }
     try {
-      engine.abort(jobId, known);
+      engine.abort(jobId, known, scope == JobIdentity.AbortScope.RELEASE_FENCE);
     } catch (CommitConflictException committed) {
       // The engine refuses to abort past the commit point: the job is decided, so finish it.
       LOG.error(

@@ -22,6 +22,8 @@ import org.apache.hadoop.conf.Configuration;
  *     destination (else it fails, naming them and the recover command)
  * @param unfinishedAfterMillis how long a committed job's newest record must be idle before job
  *     setup treats the job as abandoned rather than being finished by its own driver
+ * @param fenceRetentionMillis how long the abort fence of a job aborted by another process stands
+ *     before recovery removes it or a new run of the same job id replaces it
  */
 public record CommitterConfig(
     int commitThreads,
@@ -34,7 +36,8 @@ public record CommitterConfig(
     int magicBuffersPerStream,
     int magicUploadThreads,
     boolean recoverOnSetup,
-    long unfinishedAfterMillis) {
+    long unfinishedAfterMillis,
+    long fenceRetentionMillis) {
 
   /** Prefix of every key of this library. */
   public static final String PREFIX = "writeonce.";
@@ -134,6 +137,17 @@ public record CommitterConfig(
 
   public static final String RECOVERY_STALE_AFTER_DEFAULT = "10m";
 
+  /**
+   * How long the abort fence of a job stands when the job was aborted by another process than its
+   * driver (recovery, purge) or after its driver began committing. While it stands, a driver of
+   * that job that is still alive (paused, cut off) can never pass its commit point; after it,
+   * recovery removes the fence and a new run of the same job id may use the id again. Shorten it
+   * only when job ids are never reused.
+   */
+  public static final String FENCE_RETENTION = PREFIX + "recovery.fence-retention";
+
+  public static final String FENCE_RETENTION_DEFAULT = "7d";
+
   public CommitterConfig {
     checkRange(MAGIC_BUFFERS_PER_STREAM, magicBuffersPerStream, 1, MAGIC_BUFFERS_PER_STREAM_MAX);
     checkRange(MAGIC_UPLOAD_THREADS, magicUploadThreads, 1, MAGIC_UPLOAD_THREADS_MAX);
@@ -157,6 +171,10 @@ public record CommitterConfig(
     if (unfinishedAfterMillis < 0) {
       throw new IllegalArgumentException(
           RECOVERY_STALE_AFTER + " is negative: give a duration such as 10m");
+    }
+    if (fenceRetentionMillis < 0) {
+      throw new IllegalArgumentException(
+          FENCE_RETENTION + " is negative: give a duration such as 7d");
     }
     if (conflictMode == null) {
       throw new IllegalArgumentException(CONFLICT_MODE + " is missing");
@@ -189,7 +207,8 @@ public record CommitterConfig(
         conf.getInt(MAGIC_UPLOAD_THREADS, MAGIC_UPLOAD_THREADS_DEFAULT),
         recoverOnSetup(conf.getTrimmed(RECOVERY_ON_SETUP, RECOVERY_ON_SETUP_DEFAULT)),
         conf.getTimeDuration(
-            RECOVERY_STALE_AFTER, RECOVERY_STALE_AFTER_DEFAULT, TimeUnit.MILLISECONDS));
+            RECOVERY_STALE_AFTER, RECOVERY_STALE_AFTER_DEFAULT, TimeUnit.MILLISECONDS),
+        conf.getTimeDuration(FENCE_RETENTION, FENCE_RETENTION_DEFAULT, TimeUnit.MILLISECONDS));
   }
 
   private static boolean recoverOnSetup(String value) {

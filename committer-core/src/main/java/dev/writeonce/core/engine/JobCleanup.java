@@ -52,6 +52,12 @@ final class JobCleanup {
    * @param lastKey the record deleted last, in a request of its own
    */
   void deleteRecords(String jobId, Set<String> takenAttempts, String lastKey) throws IOException {
+    deleteRecords(jobId, takenAttempts, lastKey, true);
+  }
+
+  /** As above; with {@code deleteLast} false, {@code lastKey} is kept. */
+  void deleteRecords(String jobId, Set<String> takenAttempts, String lastKey, boolean deleteLast)
+      throws IOException {
     List<ObjectInfo> objects = store.listObjects(layout.jobPrefix(jobId));
     String tasks = layout.taskManifestPrefix(jobId);
     String intents = layout.intentPrefix(jobId);
@@ -84,7 +90,7 @@ final class JobCleanup {
     // The manifest of a finished job (or the job record of an aborted one) goes before lastKey.
     first.sort((a, b) -> Boolean.compare(isOutcome(jobId, a), isOutcome(jobId, b)));
     store.deleteObjects(first);
-    if (hasLast) {
+    if (hasLast && deleteLast) {
       store.deleteObjects(List.of(lastKey));
     }
   }

@@ -10,6 +10,7 @@ import dev.writeonce.core.model.JobRecord.State;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
@@ -192,6 +193,18 @@ public final class JobCommitEngine {
    * aborted.
    */
   public void abort(String jobId, Collection<TaskManifest> knownManifests) throws IOException {
+    abort(jobId, knownManifests, false);
+  }
+
+  /**
+   * As {@link #abort(String, Collection)}. The fence is kept unless {@code releaseFence}: only the
+   * job's own driver may release it, and only when it never began to commit, because then no write
+   * of the job manifest can be in flight and no other process ever writes one. An abort by another
+   * process keeps it for {@link CommitterConfig#FENCE_RETENTION}, so that a driver still alive can
+   * never commit what was aborted.
+   */
+  public void abort(String jobId, Collection<TaskManifest> knownManifests, boolean releaseFence)
+      throws IOException {
     AbortFence.raise(store, layout, records, jobId, config.conditionalManifestWrite());
     Map<String, PendingUpload> uploads = new LinkedHashMap<>();
     knownManifests.forEach(m -> m.uploads().forEach(u -> uploads.put(u.uploadId(), u)));
@@ -230,8 +243,35 @@ public final class JobCommitEngine {
       throw failure;
     }
     // Every upload of every task manifest read is aborted: they need no second look.
-    cleanup.deleteRecords(jobId, attempts, layout.jobManifestKey(jobId));
-    LOG.info("Job {} aborted: {} uploads aborted, records removed", jobId, uploads.size());
+    cleanup.deleteRecords(jobId, attempts, layout.jobManifestKey(jobId), releaseFence);
+    LOG.info(
+        "Job {} aborted: {} uploads aborted, records removed{}",
+        jobId,
+        uploads.size(),
+        releaseFence
+            ? ""
+            : "; its abort fence stands for " + config.fenceRetentionMillis() + " ms");
+  }
+
+  /**
+   * Ends what an aborted job left: aborts whatever its leftover records name and removes them, and
+   * removes its abort fence once the fence is older than the retention.
+   *
+   * @return true when nothing of the job is left
+   */
+  public boolean cleanAborted(String jobId) throws IOException {
+    abort(jobId, List.of(), false);
+    String fence = layout.jobManifestKey(jobId);
+    Optional<ObjectInfo> info = store.headObject(fence);
+    if (info.isEmpty()) {
+      return true;
+    }
+    if (info.get().lastModifiedMillis() > clock.getAsLong() - config.fenceRetentionMillis()) {
+      return false;
+    }
+    store.deleteObjects(List.of(fence));
+    LOG.info("Job {}: abort fence older than the retention removed", jobId);
+    return true;
   }
 
   private JobManifest buildManifest(JobCommitRequest request) throws IOException {
@@ -270,8 +310,7 @@ public final class JobCommitEngine {
               uploads,
               List.of());
       if (request.conflictMode() == ConflictMode.REPLACE) {
-        List<String> deletes =
-            ReplaceStage.resolve(store, layout, request.replacePrefixes(), writerOfKey.keySet());
+        List<String> deletes = resolveReplaced(request, writerOfKey.keySet());
         manifest =
             new JobManifest(
                 request.jobId(),
@@ -286,6 +325,67 @@ public final class JobCommitEngine {
       throw invalid(request, e.getMessage());
     }
     return manifest;
+  }
+
+  /**
+   * Lists what replace mode deletes, once no other job on the destination is committed but
+   * unfinished: such a job's files may be among those listed, and deleting them before it finished
+   * would leave it unable ever to confirm them. It is finished first (finishing is idempotent, so
+   * its own driver may be doing the same), and the listing is taken again.
+   */
+  private List<String> resolveReplaced(JobCommitRequest request, Set<String> written)
+      throws IOException {
+    for (int round = 0; ; round++) {
+      List<String> deletes =
+          ReplaceStage.resolve(store, layout, request.replacePrefixes(), written);
+      List<String> unfinished = otherCommittedJobs(request.jobId());
+      if (unfinished.isEmpty()) {
+        return deletes;
+      }
+      if (round == 2) {
+        throw new IOException(
+            "job "
+                + request.jobId()
+                + " cannot replace data on "
+                + layout.destination()
+                + ": other jobs keep committing there ("
+                + unfinished
+                + "); nothing was completed or deleted");
+      }
+      for (String other : unfinished) {
+        LOG.info(
+            "Job {}: finishing job {} first, committed on {} but unfinished, before replacing",
+            request.jobId(),
+            other,
+            layout.destination());
+        resume(other);
+      }
+    }
+  }
+
+  /** Ids of other jobs on the destination past their commit point and not finished. */
+  private List<String> otherCommittedJobs(String self) throws IOException {
+    String jobsPrefix = layout.recordsPrefix() + "jobs/";
+    List<String> found = new ArrayList<>();
+    for (var object : store.listObjects(jobsPrefix)) {
+      String rest = object.key().substring(jobsPrefix.length());
+      int slash = rest.indexOf('/');
+      if (slash <= 0 || !rest.substring(slash + 1).equals("manifest.json")) {
+        continue;
+      }
+      String jobId = rest.substring(0, slash);
+      if (jobId.equals(self)) {
+        continue;
+      }
+      Optional<JobRecord> record = records.loadJobRecord(jobId);
+      if (record.isPresent() && record.get().state() == State.FINISHED) {
+        continue;
+      }
+      if (records.loadCommitPoint(jobId) == JobRecords.CommitPoint.COMMITTED) {
+        found.add(jobId);
+      }
+    }
+    return found;
   }
 
   private InvalidJobException invalid(JobCommitRequest request, String problem) {
@@ -316,6 +416,22 @@ public final class JobCommitEngine {
       stageMillis.put("complete", elapsedMillis(start));
     }
     if (!outcome.lost().isEmpty() && !acceptLost) {
+      // Another process (recovery, a replace job that had to finish this one first) may have
+      // finished the job, and a later job replaced its files since: then nothing is lost.
+      Optional<JobRecord> now = records.loadJobRecord(jobId);
+      if (now.isPresent() && now.get().state() == State.FINISHED) {
+        LOG.info("Job {} was finished by another process meanwhile", jobId);
+        return new CommitResult(
+            jobId,
+            manifest.uploads().size(),
+            manifest.totalBytes(),
+            outcome.completed(),
+            outcome.confirmed(),
+            manifest.deletes().size(),
+            store.counters().since(before),
+            stageMillis,
+            null);
+      }
       throw lost(manifest, outcome);
     }
     long start = System.nanoTime();

@@ -61,6 +61,12 @@ public final class JobRecords {
     return Optional.of(intent);
   }
 
+  /** Removes a task attempt's manifest. */
+  public void deleteTaskManifest(TaskManifest manifest) throws StoreException {
+    store.deleteObjects(
+        List.of(layout.taskManifestKey(manifest.jobId(), manifest.taskAttemptId())));
+  }
+
   /** Removes a task attempt's manifest and intent, in one request. */
   public void deleteTaskRecords(TaskManifest manifest) throws StoreException {
     store.deleteObjects(

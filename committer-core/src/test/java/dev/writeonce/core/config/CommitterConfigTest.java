@@ -24,7 +24,8 @@ class CommitterConfigTest {
                 2,
                 8,
                 false,
-                600_000L));
+                600_000L,
+                7L * 24 * 3600 * 1000));
   }
 
   @Test
@@ -39,6 +40,7 @@ class CommitterConfigTest {
     conf.set("hadoop.tmp.dir", "/data/tmp");
     conf.set(CommitterConfig.MAGIC_BUFFERS_PER_STREAM, "3");
     conf.set(CommitterConfig.MAGIC_UPLOAD_THREADS, "4");
+    conf.set(CommitterConfig.FENCE_RETENTION, "2d");
 
     assertThat(CommitterConfig.from(conf))
         .isEqualTo(
@@ -53,7 +55,8 @@ class CommitterConfigTest {
                 3,
                 4,
                 false,
-                600_000L));
+                600_000L,
+                2L * 24 * 3600 * 1000));
     conf.set(CommitterConfig.STAGING_DIR, " /ssd/staging ");
     assertThat(CommitterConfig.from(conf).stagingDir()).isEqualTo("/ssd/staging");
   }

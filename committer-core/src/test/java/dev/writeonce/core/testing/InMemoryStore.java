@@ -23,7 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -40,12 +39,19 @@ public final class InMemoryStore implements StoreGateway {
 
   private final String bucket;
   private final NavigableMap<String, StoredObject> objects = new ConcurrentSkipListMap<>();
-  private final Map<String, Upload> uploads = new ConcurrentHashMap<>();
+  private final Map<String, Upload> uploads = new ConcurrentSkipListMap<>();
   private final RequestCounters counters = new RequestCounters();
-  private final AtomicLong clock = new AtomicLong(1_700_000_000_000L);
+  private final AtomicLong clock;
+  private final AtomicLong uploadIds = new AtomicLong();
 
   public InMemoryStore(String bucket) {
+    this(bucket, 1_700_000_000_000L);
+  }
+
+  /** A store whose clock (last-modified and upload times) starts at the given epoch millis. */
+  public InMemoryStore(String bucket, long clockStartMillis) {
     this.bucket = bucket;
+    this.clock = new AtomicLong(clockStartMillis);
   }
 
   @Override
@@ -61,7 +67,8 @@ public final class InMemoryStore implements StoreGateway {
   @Override
   public String createUpload(String key) {
     counters.increment(RequestType.CREATE_UPLOAD);
-    String id = UUID.randomUUID().toString();
+    // Ids from a counter, so that a seeded simulation replays the same requests in the same order.
+    String id = "upload-" + uploadIds.incrementAndGet();
     uploads.put(id, new Upload(key, new ConcurrentHashMap<>(), clock.incrementAndGet()));
     return id;
   }

@@ -1,0 +1,415 @@
+package dev.writeonce.core.simulation;
+
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.engine.CommitStateUnknownException;
+import dev.writeonce.core.engine.JobCommitEngine;
+import dev.writeonce.core.engine.JobCommittedException;
+import dev.writeonce.core.engine.JobInspector;
+import dev.writeonce.core.engine.JobLayout;
+import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.PendingUpload;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapred.JobConf;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.JobID;
+import org.apache.hadoop.mapreduce.JobStatus;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.task.JobContextImpl;
+import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
+
+/**
+ * Runs one {@link Plan} against the in-memory store with the library's committer lifecycle and
+ * engine, then recovers whatever is left, as an operator would, and checks the protocol's
+ * invariants. Returns the violations found; none when the protocol held.
+ */
+final class ProtocolSimulation {
+
+  static final Destination[] DESTINATIONS = {
+    Destination.of("s3a://bucket/t0/"), Destination.of("s3a://bucket/t1/")
+  };
+
+  /** What a driver told its engine. */
+  enum Report {
+    NONE,
+    SUCCEEDED,
+    FAILED,
+    COMMITTED_UNFINISHED,
+    UNKNOWN,
+    CRASHED
+  }
+
+  /** A job's progress as its tasks and the checker see it. */
+  private static final class JobRun {
+    final Plan.JobPlan plan;
+    final JobConf conf = new JobConf(false);
+    final SimCommitter.LocalFiles files = new SimCommitter.LocalFiles();
+    volatile boolean setupEnded;
+    volatile boolean setupOk;
+    volatile Report report = Report.NONE;
+    Scheduler.Actor driver;
+    final List<Scheduler.Actor> required = new ArrayList<>();
+
+    JobRun(Plan.JobPlan plan) {
+      this.plan = plan;
+    }
+
+    String filePrefix() {
+      return "part-j" + plan.index() + "-";
+    }
+  }
+
+  private static final org.apache.hadoop.conf.Configuration SINGLE_THREADED =
+      new org.apache.hadoop.conf.Configuration(false);
+
+  static {
+    SINGLE_THREADED.setInt(CommitterConfig.COMMIT_THREADS, 1);
+  }
+
+  private final Plan plan;
+  private final World world = new World();
+  private final List<JobRun> runs = new ArrayList<>();
+
+  /** The operator who recovers the destinations once every actor has ended; no faults. */
+  private final SimStore operator =
+      new SimStore(world, null, null, "operator", SimStore.Faults.NONE);
+
+  ProtocolSimulation(Plan plan) {
+    this.plan = plan;
+  }
+
+  List<String> run() throws InterruptedException {
+    for (int d = 0; d < DESTINATIONS.length; d++) {
+      if (plan.oldData()[d]) {
+        try {
+          world.memory.putObject(DESTINATIONS[d].keyOf("old-" + d), bytes("old"), false);
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }
+    }
+    Scheduler scheduler = new Scheduler(plan.seed());
+    for (Plan.JobPlan job : plan.jobs()) {
+      runs.add(new JobRun(job));
+    }
+    for (JobRun run : runs) {
+      addDriver(scheduler, run);
+      Map<Integer, Scheduler.Actor> lastOfTask = new HashMap<>();
+      for (Plan.AttemptPlan attempt : run.plan.attempts()) {
+        Scheduler.Actor previous = attempt.required() ? lastOfTask.get(attempt.task()) : null;
+        Scheduler.Actor actor = addAttempt(scheduler, run, attempt, previous);
+        if (attempt.required()) {
+          lastOfTask.put(attempt.task(), actor);
+          run.required.add(actor);
+        }
+      }
+    }
+    for (int r = 0; r < plan.recoveries().size(); r++) {
+      int index = r;
+      Scheduler.Actor[] self = new Scheduler.Actor[1];
+      self[0] =
+          scheduler.add(
+              "recovery " + r,
+              () -> {
+                SimStore store =
+                    store(
+                        scheduler,
+                        self[0],
+                        "recovery " + index,
+                        plan.recoveries().get(index),
+                        1000 + index);
+                try {
+                  recoverAll(store);
+                } catch (Exception e) {
+                  // a recovery that fails is run again later
+                }
+              });
+    }
+    scheduler.run(20_000);
+
+    for (int pass = 0; pass < 2; pass++) {
+      try {
+        recoverAll(operator);
+      } catch (Exception e) {
+        world.violation("the final recovery failed: " + e);
+      }
+    }
+    check();
+    return world.violations;
+  }
+
+  private SimStore store(
+      Scheduler scheduler, Scheduler.Actor actor, String name, int crashAt, long salt) {
+    return new SimStore(
+        world,
+        scheduler,
+        actor,
+        name,
+        new SimStore.Faults(
+            crashAt, plan.transientRate(), plan.lostAnswerRate(), plan.seed() * 1_000_003 + salt));
+  }
+
+  private void addDriver(Scheduler scheduler, JobRun run) {
+    Plan.JobPlan job = run.plan;
+    run.conf.set(CommitterConfig.CONFLICT_MODE, job.mode());
+    run.conf.setInt(CommitterConfig.COMMIT_THREADS, 1);
+    run.conf.set(CommitterConfig.RECOVERY_ON_SETUP, job.recoverOnSetup() ? "recover" : "fail");
+    // Every committed job counts as unfinished at setup: setup then finishes it or refuses.
+    run.conf.set(CommitterConfig.RECOVERY_STALE_AFTER, "0");
+    JobID id = new JobID("sim", job.jobIdNumber());
+    Path output = new Path(DESTINATIONS[job.destination()].toString());
+    Scheduler.Actor[] self = new Scheduler.Actor[1];
+    self[0] =
+        scheduler.add(
+            "driver " + job.index(),
+            () -> {
+              if (job.retryOf() >= 0) {
+                Scheduler.Actor earlier =
+                    runs.stream()
+                        .filter(r -> r.plan.index() == job.retryOf())
+                        .findFirst()
+                        .map(r -> r.driver)
+                        .orElseThrow();
+                scheduler.blockUntil(self[0], earlier::isDone);
+              }
+              SimStore store =
+                  store(
+                      scheduler,
+                      self[0],
+                      "driver " + job.index(),
+                      job.driverCrashAt(),
+                      job.index());
+              JobContext context = new JobContextImpl(run.conf, id);
+              try {
+                SimCommitter committer = new SimCommitter(output, context, store, run.files);
+                try {
+                  committer.setupJob(context);
+                  run.setupOk = !store.isDead();
+                } catch (SimStore.Crash crash) {
+                  run.report = Report.CRASHED;
+                } catch (Throwable refused) {
+                  run.report = Report.FAILED;
+                  abortQuietly(committer, context);
+                } finally {
+                  run.setupEnded = true;
+                }
+                if (!run.setupOk || store.isDead()) {
+                  run.report = store.isDead() ? Report.CRASHED : run.report;
+                  return;
+                }
+                scheduler.blockUntil(
+                    self[0], () -> run.required.stream().allMatch(Scheduler.Actor::isDone));
+                if (job.abortInstead()) {
+                  run.report = Report.FAILED;
+                  abortQuietly(committer, context);
+                } else {
+                  run.report = commit(committer, context);
+                  if (run.report != Report.SUCCEEDED) {
+                    abortQuietly(committer, context);
+                  }
+                }
+                if (job.commitTwice() && !store.isDead()) {
+                  Report first = run.report;
+                  Report again = commit(committer, context);
+                  if (first == Report.SUCCEEDED && again == Report.SUCCEEDED) {
+                    world.violation("job " + job.index() + ": a repeated commitJob succeeded");
+                  }
+                  if (first != Report.SUCCEEDED && again != Report.CRASHED) {
+                    // The engine retried a failed commit: the retry's outcome is what it reports.
+                    run.report = again;
+                  }
+                }
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              } finally {
+                if (store.isDead()) {
+                  run.report = Report.CRASHED;
+                }
+              }
+            });
+    run.driver = self[0];
+  }
+
+  private static Report commit(SimCommitter committer, JobContext context) {
+    try {
+      committer.commitJob(context);
+      return Report.SUCCEEDED;
+    } catch (SimStore.Crash crash) {
+      return Report.CRASHED;
+    } catch (JobCommittedException | dev.writeonce.core.engine.JobAlreadyFinishedException done) {
+      return Report.COMMITTED_UNFINISHED;
+    } catch (CommitStateUnknownException unknown) {
+      return Report.UNKNOWN;
+    } catch (Throwable failed) {
+      return Report.FAILED;
+    }
+  }
+
+  private static void abortQuietly(SimCommitter committer, JobContext context) {
+    try {
+      committer.abortJob(context, JobStatus.State.FAILED);
+    } catch (Throwable ignored) {
+      // an engine logs it and goes on
+    }
+  }
+
+  private Scheduler.Actor addAttempt(
+      Scheduler scheduler, JobRun run, Plan.AttemptPlan attempt, Scheduler.Actor previous) {
+    Plan.JobPlan job = run.plan;
+    String name =
+        "job " + job.index() + " task " + attempt.task() + " attempt " + attempt.attempt();
+    Path output = new Path(DESTINATIONS[job.destination()].toString());
+    TaskAttemptID id =
+        new TaskAttemptID(
+            "sim", job.jobIdNumber(), TaskType.MAP, attempt.task(), attempt.attempt());
+    Scheduler.Actor[] self = new Scheduler.Actor[1];
+    self[0] =
+        scheduler.add(
+            name,
+            () -> {
+              scheduler.blockUntil(
+                  self[0], () -> run.setupEnded && (previous == null || previous.isDone()));
+              if (!run.setupOk) {
+                return;
+              }
+              SimStore store =
+                  store(
+                      scheduler,
+                      self[0],
+                      name,
+                      attempt.crashAt(),
+                      100 + job.index() * 20 + attempt.task() * 4 + attempt.attempt());
+              // A task copies the job's configuration once the job is set up, as local runners do.
+              TaskAttemptContext context = new TaskAttemptContextImpl(new JobConf(run.conf), id);
+              try {
+                SimCommitter committer = new SimCommitter(output, context, store, run.files);
+                committer.setupTask(context);
+                run.files.byAttempt.put(
+                    id.toString(),
+                    Map.of(
+                        run.filePrefix() + attempt.task(),
+                        bytes(
+                            "job "
+                                + job.index()
+                                + " task "
+                                + attempt.task()
+                                + " attempt "
+                                + attempt.attempt())));
+                switch (attempt.outcome()) {
+                  case COMMIT -> {
+                    if (committer.needsTaskCommit(context)) {
+                      committer.commitTask(context);
+                    }
+                  }
+                  case ABORT -> committer.abortTask(context);
+                  case VANISH -> {}
+                }
+              } catch (Throwable failed) {
+                // the task fails; its engine would retry it, as the plan's next attempt does
+              }
+            });
+    return self[0];
+  }
+
+  /** What an operator's 'writeonce recover' does, with no age limit, on both destinations. */
+  private void recoverAll(SimStore store) throws Exception {
+    CommitterConfig config = CommitterConfig.from(SINGLE_THREADED);
+    for (Destination destination : DESTINATIONS) {
+      JobInspector.Report report = new JobInspector(store, new JobLayout(destination)).inspect();
+      JobCommitEngine engine = new JobCommitEngine(store, config, destination);
+      for (JobInspector.Job job : report.jobs()) {
+        try {
+          switch (job.state()) {
+            case FINISHED, COMMITTED_UNFINISHED -> engine.resume(job.jobId());
+            case UNCOMMITTED -> engine.abort(job.jobId(), List.of());
+            case ABORTED -> engine.cleanAborted(job.jobId());
+            case DAMAGED ->
+                world.violation("damaged records of job " + job.jobId() + ": " + job.problem());
+          }
+        } catch (java.io.IOException e) {
+          if (store.isDead()) {
+            return;
+          }
+          if (store == operator) {
+            world.violation("the final recovery of job " + job.jobId() + " failed: " + e);
+          }
+          // otherwise a store fault or a refusal: the next run tries again
+        }
+      }
+    }
+  }
+
+  private void check() {
+    if (!world.memory.openUploadIds().isEmpty()) {
+      world.violation("uploads left open after recovery: " + world.memory.openUploadIds());
+    }
+    for (String key : world.memory.keys()) {
+      if (key.contains("/_writeonce/") && !key.endsWith("fail-mode.claim") && !isAbortFence(key)) {
+        world.violation("record left after recovery: " + key);
+      }
+    }
+    Map<String, byte[]> expected = new TreeMap<>();
+    for (int d = 0; d < DESTINATIONS.length; d++) {
+      if (plan.oldData()[d]) {
+        expected.put(DESTINATIONS[d].keyOf("old-" + d), bytes("old"));
+      }
+    }
+    List<String> deleted = new ArrayList<>();
+    for (JobManifest manifest : world.committed) {
+      for (PendingUpload upload : manifest.uploads()) {
+        expected.put(upload.key(), world.uploadBytes.get(upload.uploadId()));
+      }
+      deleted.addAll(manifest.deletes());
+    }
+    deleted.forEach(expected::remove);
+    Map<String, byte[]> visible = new TreeMap<>();
+    for (String key : world.memory.keys()) {
+      if (!key.contains("/_writeonce/") && !key.endsWith("/_SUCCESS") && !key.endsWith("/")) {
+        visible.put(key, world.memory.content(key));
+      }
+    }
+    if (!visible.keySet().equals(expected.keySet())) {
+      world.violation("visible objects " + visible.keySet() + ", expected " + expected.keySet());
+    } else {
+      expected.forEach(
+          (key, content) -> {
+            if (!Arrays.equals(content, visible.get(key))) {
+              world.violation("object " + key + " does not hold what its job wrote");
+            }
+          });
+    }
+    for (JobRun run : runs) {
+      boolean published =
+          world.committed.stream()
+              .flatMap(m -> m.uploads().stream())
+              .anyMatch(u -> u.key().contains("/" + run.filePrefix()));
+      if (run.report == Report.FAILED && published) {
+        world.violation(
+            "job " + run.plan.index() + " was reported failed but published its output");
+      }
+    }
+  }
+
+  /** Abort fences stand for their retention after recovery: allowed, and nothing else is. */
+  private boolean isAbortFence(String key) {
+    try {
+      return key.endsWith("/manifest.json")
+          && dev.writeonce.core.json.JobRecordFormat.isAbortFence(world.memory.content(key), key);
+    } catch (dev.writeonce.core.json.FormatException e) {
+      return false;
+    }
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+}
