@@ -318,7 +318,7 @@ class StagingCommitterTest {
 
     assertThatThrownBy(() -> committer(secondJob, policy).setupJob(secondJob))
         .isInstanceOf(CommitConflictException.class)
-        .hasMessageContaining("already in use")
+        .hasMessageContaining("in use by another run")
         .hasMessageContaining("writeonce.job.uuid");
     // A local runner aborts a job whose setup failed: that must not touch the first job.
     committer(secondJob, policy).abortJob(secondJob, JobStatus.State.FAILED);

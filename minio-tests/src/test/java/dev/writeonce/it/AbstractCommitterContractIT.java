@@ -65,15 +65,19 @@ abstract class AbstractCommitterContractIT {
   /** Per output file: CreateMultipartUpload, UploadPart (one part), CompleteMultipartUpload. */
   static final int REQUESTS_PER_FILE = 3;
 
-  /** Per task: the PUT of its manifest at task commit and the GET of it at job commit. */
-  static final int REQUESTS_PER_TASK = 2;
+  /**
+   * Per task: the PUT of its intent before its uploads (staging), the PUT of its manifest and one
+   * GET of the job record at task commit, and the GET of the manifest at job commit.
+   */
+  static final int REQUESTS_PER_TASK = 4;
 
   /**
-   * Per job: FileOutputFormat's output check (HEAD + LIST), the LIST for unfinished jobs at setup,
-   * the LIST of task manifests, the PUT of the job manifest and of _SUCCESS, the LIST and two
-   * DeleteObjects of the job's records.
+   * Per job: FileOutputFormat's output check (HEAD + LIST), the LIST for unfinished jobs and the
+   * PUT of the job record at setup, the GET and PUT (committing) of the job record and the LIST
+   * of task manifests at commit, the PUT of the job manifest, of _SUCCESS and of the job record
+   * (finished), the LIST and two DeleteObjects of the job's records.
    */
-  static final int REQUESTS_PER_JOB = 9;
+  static final int REQUESTS_PER_JOB = 14;
 
   protected abstract TestStore store();
 

@@ -47,13 +47,19 @@ final class JobIdentity {
   }
 
   /**
-   * Creates the job's record for this run, with {@code If-None-Match: *}. A record of the same job
-   * id left by a run that ended is cleaned up first; one of a run still going refuses this run,
-   * unless this is a restarted MapReduce application master, which takes the job over.
+   * Creates the job's record for this run, with {@code If-None-Match: *}. A new run never deletes
+   * or takes over another run's records: two new runs doing so at once could each delete the
+   * other's. Records of an earlier run of the same job id refuse this run, whatever their state,
+   * unless this is a restarted MapReduce application master, whose earlier attempt is dead.
    */
   void claim(String jobId, String uuid, boolean retriedDriver, boolean fenced) throws IOException {
     if (fenced) {
-      clearFence(jobId, retriedDriver);
+      if (!retriedDriver) {
+        throw earlierRun(jobId, "was aborted by another process; its abort fence stands", null);
+      }
+      LOG.warn(
+          "Job {}: this restarted driver removes the abort fence of its earlier attempt", jobId);
+      engine.abort(jobId, List.of(), true);
     }
     long now = System.currentTimeMillis();
     JobRecord mine = new JobRecord(jobId, uuid, destination, State.RUNNING, host(), now, now);
@@ -75,75 +81,57 @@ final class JobIdentity {
         if (existing.get().uuid().equals(uuid)) {
           return; // ours: this setup ran before, or its answer was lost
         }
-        clearEndedRun(existing.get(), retriedDriver);
+        takeOverFromDeadAttempt(existing.get(), retriedDriver);
       }
     }
   }
 
-  /**
-   * An earlier run of this job id was aborted and its fence stands. A restarted application master
-   * knows that run's driver is dead and removes the fence; anyone else waits for its retention.
-   */
-  private void clearFence(String jobId, boolean retriedDriver) throws IOException {
-    if (retriedDriver) {
-      LOG.warn(
-          "Job {}: this restarted driver removes the abort fence of the job's earlier run", jobId);
-      engine.abort(jobId, List.of(), true);
-      return;
-    }
-    if (!engine.cleanAborted(jobId)) {
-      throw new CommitConflictException(
-          "job id "
-              + jobId
-              + " was aborted on "
-              + destination
-              + " by another process less than "
-              + CommitterConfig.FENCE_RETENTION
-              + " ago, and its abort fence stands so that a driver of that job still alive can"
-              + " never commit. This job is refused before writing anything: give it another job"
-              + " id, or run 'writeonce recover' once the fence is older than the retention");
-    }
-  }
-
-  private void clearEndedRun(JobRecord other, boolean retriedDriver) throws IOException {
+  private void takeOverFromDeadAttempt(JobRecord other, boolean retriedDriver) throws IOException {
     String jobId = other.jobId();
     JobRecords.CommitPoint point = records.loadCommitPoint(jobId);
-    if (other.state() == State.FINISHED) {
-      LOG.info("Job {}: removing the records of an earlier, finished run {}", jobId, other.uuid());
-      engine.resume(jobId);
-      return;
-    }
-    if (point == JobRecords.CommitPoint.FENCED) {
-      clearFence(jobId, retriedDriver);
-      return;
-    }
-    if (point == JobRecords.CommitPoint.NONE && retriedDriver) {
+    if (retriedDriver
+        && other.state() != State.FINISHED
+        && point != JobRecords.CommitPoint.COMMITTED) {
       LOG.warn(
-          "Job {}: this restarted driver takes the job over from its earlier run {}: aborting"
-              + " what that run uploaded",
+          "Job {}: this restarted driver takes the job over from its earlier attempt {}: aborting"
+              + " what that attempt uploaded",
           jobId,
           other.uuid());
       engine.abort(jobId, List.of(), true);
       return;
     }
-    throw new CommitConflictException(
+    String state =
+        other.state() == State.FINISHED
+            ? "finished, its records not yet removed"
+            : point == JobRecords.CommitPoint.COMMITTED
+                ? "committed but unfinished"
+                : point == JobRecords.CommitPoint.FENCED ? "aborted" : "running";
+    throw earlierRun(jobId, "is in use by another run of a job (" + state + ")", other);
+  }
+
+  private CommitConflictException earlierRun(String jobId, String what, JobRecord other) {
+    return new CommitConflictException(
         "job id "
             + jobId
-            + " is already in use on "
-            + destination
-            + " by another run of a job (run "
-            + other.uuid()
-            + ", set up "
-            + Instant.ofEpochMilli(other.createdAtMillis())
             + " on "
-            + other.host()
-            + (point == JobRecords.CommitPoint.COMMITTED ? ", committed but unfinished" : "")
-            + "). Two jobs with one job id would mix their output, so this one is refused before"
+            + destination
+            + " "
+            + what
+            + (other == null
+                ? ""
+                : " (run "
+                    + other.uuid()
+                    + ", set up "
+                    + Instant.ofEpochMilli(other.createdAtMillis())
+                    + " on "
+                    + other.host()
+                    + ")")
+            + ". Two runs with one job id would mix their output, so this one is refused before"
             + " writing anything. Give each job its own id ("
             + MultipartOutputCommitter.JOB_UUID
-            + " tells runs apart), or, if that run is dead, run 'writeonce recover "
+            + " tells runs of one job id apart), or run 'writeonce recover "
             + destination
-            + "'");
+            + "' to finish or remove what an earlier run left");
   }
 
   /**

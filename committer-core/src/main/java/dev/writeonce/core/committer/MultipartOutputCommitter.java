@@ -394,7 +394,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
       throws IOException {
     JobCommitEngine engine = engine();
     JobIdentity identity = new JobIdentity(engine, destination, config);
-    JobRecord record = identity.requireCommittable(jobId, Optional.ofNullable(setupUuid));
+    JobRecord record = identity.requireCommittable(jobId, ownUuid());
     if (record.state() == JobRecord.State.COMMITTING && identity.finishIfCommitted(jobId)) {
       throw new CommitConflictException(
           "job "
@@ -506,7 +506,23 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
    * its commit point is finished instead, because its outcome is decided.
    */
   public void abortJob(String jobId, List<TaskManifest> known) throws IOException {
-    abortJob(jobId, Optional.ofNullable(setupUuid), known);
+    abortJob(jobId, ownUuid(), known);
+  }
+
+  /**
+   * The run id this committer knows: from its job setup, or from the configuration it was given.
+   */
+  private Optional<String> ownUuid() {
+    if (setupUuid != null) {
+      return Optional.of(setupUuid);
+    }
+    for (String key : List.of(JOB_UUID, SPARK_WRITE_JOB_UUID)) {
+      String uuid = conf.getTrimmed(key, "");
+      if (!uuid.isEmpty()) {
+        return Optional.of(uuid);
+      }
+    }
+    return Optional.empty();
   }
 
   private void abortJob(String jobId, Optional<String> uuid, List<TaskManifest> known)

@@ -41,7 +41,7 @@ class ProtocolSimulationTest {
                 + ").\nShrunk schedule:\n"
                 + shrunk
                 + "\nviolations: "
-                + new ProtocolSimulation(shrunk).run()
+                + traced(shrunk)
                 + "\nReplay: -Dwriteonce.simulation.seed="
                 + seed
                 + " -Dwriteonce.simulation.schedules=1");
@@ -55,6 +55,16 @@ class ProtocolSimulationTest {
     System.out.printf(
         "Protocol simulation: %d schedules from seed %d kept every invariant%n",
         SCHEDULES, FIRST_SEED);
+  }
+
+  /** Runs a plan printing every store request, for the report of a failure. */
+  private static List<String> traced(Plan plan) throws Exception {
+    SimStore.TRACE = true;
+    try {
+      return new ProtocolSimulation(plan).run();
+    } finally {
+      SimStore.TRACE = false;
+    }
   }
 
   /** Takes simpler plans for as long as they still fail, within a budget of runs. */

@@ -42,7 +42,7 @@ final class SimStore implements StoreGateway {
   }
 
   /** {@code -Dwriteonce.simulation.trace=true} prints every request of a replayed schedule. */
-  private static final boolean TRACE = Boolean.getBoolean("writeonce.simulation.trace");
+  static volatile boolean TRACE = Boolean.getBoolean("writeonce.simulation.trace");
 
   private final World world;
   private final Scheduler scheduler;
