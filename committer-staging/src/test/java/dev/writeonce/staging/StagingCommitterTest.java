@@ -45,7 +45,7 @@ class StagingCommitterTest {
 
   @TempDir Path staging;
 
-  private final InMemoryStore memory = new InMemoryStore("bucket");
+  private final InMemoryStore memory = new InMemoryStore("bucket", System.currentTimeMillis());
   private final FaultInjectingStore store = new FaultInjectingStore(memory);
   private Configuration conf;
   private JobID jobId;
@@ -478,7 +478,13 @@ class StagingCommitterTest {
 
     assertThat(dataKeys()).containsExactly("table/a", "table/b", "table/c");
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    // The dead attempt's intent stays, with the finished job's record, for the retention: were
+    // the attempt still alive, a later recovery would abort what it adds.
+    assertThat(memory.keys())
+        .filteredOn(k -> k.contains("_writeonce/"))
+        .containsExactlyInAnyOrder(
+            "table/_writeonce/jobs/job_20261122_0007/intents/attempt_20261122_0007_m_000000_0.json",
+            "table/_writeonce/jobs/job_20261122_0007/job.json");
   }
 
   @Test
@@ -493,7 +499,10 @@ class StagingCommitterTest {
 
     committer(job(), policy).abortJob(job(), JobStatus.State.FAILED);
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).isEmpty();
+    assertThat(memory.keys())
+        .containsExactlyInAnyOrder(
+            "table/_writeonce/jobs/job_20261122_0007/intents/attempt_20261122_0007_m_000000_0.json",
+            "table/_writeonce/jobs/job_20261122_0007/manifest.json");
   }
 
   // Found by the protocol simulation (ProtocolSimulationTest), kept as named regressions.

@@ -13,6 +13,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,11 +38,20 @@ final class JobCleanup {
   private final StoreGateway store;
   private final JobLayout layout;
   private final JobRecords records;
+  private final LongSupplier clock;
+  private final long retentionMillis;
 
-  JobCleanup(StoreGateway store, JobLayout layout, JobRecords records) {
+  JobCleanup(
+      StoreGateway store,
+      JobLayout layout,
+      JobRecords records,
+      LongSupplier clock,
+      long retentionMillis) {
     this.store = store;
     this.layout = layout;
     this.records = records;
+    this.clock = clock;
+    this.retentionMillis = retentionMillis;
   }
 
   /**
@@ -55,24 +65,37 @@ final class JobCleanup {
     deleteRecords(jobId, takenAttempts, lastKey, true);
   }
 
-  /** As above; with {@code deleteLast} false, {@code lastKey} is kept. */
-  void deleteRecords(String jobId, Set<String> takenAttempts, String lastKey, boolean deleteLast)
+  /**
+   * As above. {@code lastKey} is deleted only when {@code releaseLast} and no intent of an attempt
+   * that may still be uploading is kept, or once it is older than the retention.
+   *
+   * <p>An intent of an attempt that left no task manifest is scanned (its keys' open uploads are
+   * aborted) and then kept, with {@code lastKey}, for the retention: that attempt may still be
+   * alive and create an upload after the scan, which the next recovery's scan then finds. Once
+   * {@code lastKey} is older than the retention, everything goes.
+   */
+  void deleteRecords(String jobId, Set<String> takenAttempts, String lastKey, boolean releaseLast)
       throws IOException {
     List<ObjectInfo> objects = store.listObjects(layout.jobPrefix(jobId));
     String tasks = layout.taskManifestPrefix(jobId);
     String intents = layout.intentPrefix(jobId);
     Set<String> withManifest = new HashSet<>();
+    ObjectInfo last = null;
     for (ObjectInfo object : objects) {
       if (object.key().startsWith(tasks)) {
         withManifest.add(JobLayout.attemptOfTaskManifest(tasks, object.key()));
       }
+      if (object.key().equals(lastKey)) {
+        last = object;
+      }
     }
+    boolean expired =
+        last != null && last.lastModifiedMillis() <= clock.getAsLong() - retentionMillis;
     List<String> first = new ArrayList<>();
-    boolean hasLast = false;
+    List<String> strays = new ArrayList<>();
     for (ObjectInfo object : objects) {
       String key = object.key();
       if (key.equals(lastKey)) {
-        hasLast = true;
         continue;
       }
       if (key.startsWith(tasks)
@@ -83,6 +106,10 @@ final class JobCleanup {
         String attempt = JobLayout.attemptOfTaskManifest(intents, key);
         if (!takenAttempts.contains(attempt) && !withManifest.contains(attempt)) {
           abortStrayUploads(jobId, object);
+          strays.add(key);
+          if (!expired) {
+            continue;
+          }
         }
       }
       first.add(key);
@@ -90,7 +117,17 @@ final class JobCleanup {
     // The manifest of a finished job (or the job record of an aborted one) goes before lastKey.
     first.sort((a, b) -> Boolean.compare(isOutcome(jobId, a), isOutcome(jobId, b)));
     store.deleteObjects(first);
-    if (hasLast && deleteLast) {
+    boolean keepStrays = !strays.isEmpty() && !expired;
+    if (keepStrays) {
+      LOG.info(
+          "Job {}: keeping the intents of {} task attempts that may still be uploading, and {},"
+              + " until {} ms after it was written; a later recovery aborts what they add",
+          jobId,
+          strays.size(),
+          layout.destination().uriOf(lastKey),
+          retentionMillis);
+    }
+    if (last != null && (expired || releaseLast && !keepStrays)) {
       store.deleteObjects(List.of(lastKey));
     }
   }
@@ -171,7 +208,7 @@ final class JobCleanup {
   /** Like {@link #deleteRecords}, but a failure only leaves the records for recovery. */
   void deleteRecordsQuietly(String jobId, Set<String> takenAttempts, String lastKey) {
     try {
-      deleteRecords(jobId, takenAttempts, lastKey);
+      deleteRecords(jobId, takenAttempts, lastKey, true);
     } catch (IOException e) {
       LOG.warn(
           "Job {} has ended, but its records under {} could not all be removed ({}); recovery"

@@ -10,7 +10,6 @@ import dev.writeonce.core.model.JobRecord.State;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskManifest;
-import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
@@ -60,7 +59,7 @@ public final class JobCommitEngine {
     this.config = config;
     this.layout = new JobLayout(destination);
     this.records = new JobRecords(store, layout);
-    this.cleanup = new JobCleanup(store, layout, records);
+    this.cleanup = new JobCleanup(store, layout, records, clock, config.fenceRetentionMillis());
     this.clock = clock;
   }
 
@@ -261,17 +260,7 @@ public final class JobCommitEngine {
    */
   public boolean cleanAborted(String jobId) throws IOException {
     abort(jobId, List.of(), false);
-    String fence = layout.jobManifestKey(jobId);
-    Optional<ObjectInfo> info = store.headObject(fence);
-    if (info.isEmpty()) {
-      return true;
-    }
-    if (info.get().lastModifiedMillis() > clock.getAsLong() - config.fenceRetentionMillis()) {
-      return false;
-    }
-    store.deleteObjects(List.of(fence));
-    LOG.info("Job {}: abort fence older than the retention removed", jobId);
-    return true;
+    return store.listObjects(layout.jobPrefix(jobId)).isEmpty();
   }
 
   private JobManifest buildManifest(JobCommitRequest request) throws IOException {

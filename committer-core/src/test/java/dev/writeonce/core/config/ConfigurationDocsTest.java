@@ -18,6 +18,7 @@ class ConfigurationDocsTest {
     String docs = Files.readString(Path.of("..", "docs", "configuration.md"));
     List<String> keys = new ArrayList<>(ConfigurationKeys.of(CommitterConfig.class));
     keys.addAll(ConfigurationKeys.of(WriteonceCommitterFactory.class));
+    keys.add(dev.writeonce.core.committer.MultipartOutputCommitter.JOB_UUID);
 
     assertThat(keys).contains(CommitterConfig.COMMIT_THREADS, WriteonceCommitterFactory.COMMITTER);
     for (String key : keys) {

@@ -29,7 +29,9 @@ class JobCommitEngineTest {
   private static final Destination DEST = Destination.of("s3a://bucket/table/");
   private static final String JOB = "job_20261122_0001";
 
-  private final InMemoryStore memory = new InMemoryStore("bucket");
+  /** A clock near now, as a real store's: abort fences stand for their retention. */
+  private final InMemoryStore memory = new InMemoryStore("bucket", System.currentTimeMillis());
+
   private final FaultInjectingStore store = new FaultInjectingStore(memory);
 
   private JobCommitEngine engine() {
@@ -50,6 +52,12 @@ class JobCommitEngineTest {
         false,
         600_000L,
         7L * 24 * 3600 * 1000);
+  }
+
+  private static org.apache.hadoop.conf.Configuration configuration(String key, String value) {
+    org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration(false);
+    conf.set(key, value);
+    return conf;
   }
 
   private List<TaskManifest> tasks(int taskCount, int filesPerTask) throws Exception {
@@ -219,8 +227,13 @@ class JobCommitEngineTest {
     assertThat(new JobInspector(store, engine.layout()).inspect().jobs())
         .singleElement()
         .satisfies(job -> assertThat(job.state()).isEqualTo(JobInspector.State.ABORTED));
-    // The in-memory store's clock is years behind: the fence is past any retention.
-    assertThat(engine.cleanAborted(JOB)).isTrue();
+    assertThat(engine.cleanAborted(JOB)).as("the fence stands for its retention").isFalse();
+    JobCommitEngine noRetention =
+        new JobCommitEngine(
+            store,
+            CommitterConfig.from(configuration(CommitterConfig.FENCE_RETENTION, "0s")),
+            DEST);
+    assertThat(noRetention.cleanAborted(JOB)).isTrue();
     assertThat(memory.keys()).isEmpty();
   }
 

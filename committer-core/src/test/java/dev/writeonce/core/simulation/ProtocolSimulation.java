@@ -352,11 +352,32 @@ final class ProtocolSimulation {
     if (!world.memory.openUploadIds().isEmpty()) {
       world.violation("uploads left open after recovery: " + world.memory.openUploadIds());
     }
+    // What may stay for the retention: an abort fence, or a finished job's record, and the
+    // intents of attempts that may still have been uploading; nothing else.
+    Map<String, List<String>> leftByJob = new TreeMap<>();
     for (String key : world.memory.keys()) {
-      if (key.contains("/_writeonce/") && !key.endsWith("fail-mode.claim") && !isAbortFence(key)) {
+      int jobs = key.indexOf("/_writeonce/jobs/");
+      if (jobs >= 0) {
+        String dir = key.substring(0, key.indexOf('/', jobs + "/_writeonce/jobs/".length()) + 1);
+        leftByJob.computeIfAbsent(dir, d -> new ArrayList<>()).add(key);
+      } else if (key.contains("/_writeonce/") && !key.endsWith("fail-mode.claim")) {
         world.violation("record left after recovery: " + key);
       }
     }
+    leftByJob.forEach(
+        (dir, keys) -> {
+          boolean ended = isAbortFence(dir + "manifest.json") || isFinished(dir + "job.json");
+          for (String key : keys) {
+            boolean allowed =
+                ended
+                    && (key.equals(dir + "manifest.json") && isAbortFence(key)
+                        || key.equals(dir + "job.json")
+                        || key.startsWith(dir + "intents/"));
+            if (!allowed) {
+              world.violation("record left after recovery: " + key);
+            }
+          }
+        });
     Map<String, byte[]> expected = new TreeMap<>();
     for (int d = 0; d < DESTINATIONS.length; d++) {
       if (plan.oldData()[d]) {
@@ -399,11 +420,21 @@ final class ProtocolSimulation {
     }
   }
 
-  /** Abort fences stand for their retention after recovery: allowed, and nothing else is. */
   private boolean isAbortFence(String key) {
+    byte[] content = world.memory.content(key);
     try {
-      return key.endsWith("/manifest.json")
-          && dev.writeonce.core.json.JobRecordFormat.isAbortFence(world.memory.content(key), key);
+      return content != null && dev.writeonce.core.json.JobRecordFormat.isAbortFence(content, key);
+    } catch (dev.writeonce.core.json.FormatException e) {
+      return false;
+    }
+  }
+
+  private boolean isFinished(String key) {
+    byte[] content = world.memory.content(key);
+    try {
+      return content != null
+          && dev.writeonce.core.json.JobRecordFormat.fromJson(content, key).state()
+              == dev.writeonce.core.model.JobRecord.State.FINISHED;
     } catch (dev.writeonce.core.json.FormatException e) {
       return false;
     }
