@@ -13,6 +13,7 @@ import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.PendingFile;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.S3StoreGateway;
@@ -227,6 +228,28 @@ abstract class AbstractOperatorCommandIT {
     assertThat(view.keys(""))
         .as("nothing visible; only the abort fence, which stands for its retention")
         .containsExactly(destination.prefix() + "_writeonce/jobs/job_cli_0002/manifest.json");
+  }
+
+  @Test
+  void recoverFindsAndAbortsUploadsThatOnlyATaskIntentNames() throws Exception {
+    // A task (or the Spark driver holding its commit message) died after the task created its
+    // uploads and before any manifest named them: only the task's intent does. Every store lists
+    // the uploads of an exact key, MinIO included, and that is all recovery needs.
+    List<String> keys = keys(3, "intent-");
+    String attempt = "attempt_20261123_0008_m_000000_0";
+    new JobRecords(gateway, new JobLayout(destination))
+        .saveTaskIntent(new TaskIntent("job_cli_0008", attempt, keys));
+    for (String key : keys) {
+      PendingUploads.upload(gateway, key, PendingUploads.contentOf(key), attempt);
+    }
+    assertThat(view.openUploads(keys)).hasSize(3);
+
+    Result recover = run("recover", "--min-age=0s");
+
+    assertThat(recover.exit()).as(recover.err()).isZero();
+    assertThat(recover.out()).contains("uncommitted job job_cli_0008");
+    assertThat(view.openUploads(keys)).isEmpty();
+    assertThat(view.keys("")).doesNotContainAnyElementsOf(keys);
   }
 
   @Test

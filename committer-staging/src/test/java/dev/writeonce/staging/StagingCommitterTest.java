@@ -438,7 +438,7 @@ class StagingCommitterTest {
     // PUT 4 marks the job committing; PUT 5, the manifest, lands but its answer is lost, and
     // the check that follows cannot read it either.
     store.loseAnswerOf(RequestType.PUT_OBJECT, 5, ErrorKind.TRANSIENT);
-    store.failOnce(RequestType.GET_OBJECT, 4, ErrorKind.TRANSIENT);
+    store.failOnce(RequestType.GET_OBJECT, 5, ErrorKind.TRANSIENT);
     assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
         .isInstanceOf(CommitStateUnknownException.class);
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.magic.MagicCommitter;
 import dev.writeonce.magic.MagicOutputStream;
+import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.Traffic;
 import java.util.Arrays;
@@ -39,6 +40,7 @@ abstract class AbstractMagicCommitterIT extends AbstractCommitterContractIT {
     TaskAttemptContext context =
         new TaskAttemptContextImpl(conf, new TaskAttemptID("2026112202", 1, TaskType.MAP, 0, 0));
     PathOutputCommitter committer = PathOutputCommitterFactory.createCommitter(out, context);
+    committer.setupJob(context);
     committer.setupTask(context);
     Path file = new Path(committer.getWorkPath(), "part-m-00000");
     FileSystem fs = file.getFileSystem(conf);
@@ -77,5 +79,35 @@ abstract class AbstractMagicCommitterIT extends AbstractCommitterContractIT {
     assertThat(
             store().adminClient().headObject(b -> b.bucket(bucket).key("out/part-m-00000")).eTag())
         .endsWith("-20\"");
+  }
+
+  @Test
+  void aDeletedDirectoryUnderTheMagicPathIsNeverCommittedAndItsUploadsAreAborted()
+      throws Exception {
+    String bucket = store().newBucket("magic-delete");
+    Configuration conf = jobConfiguration();
+    Path out = new Path("s3a://" + bucket + "/out");
+    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
+    TaskAttemptContext context =
+        new TaskAttemptContextImpl(conf, new TaskAttemptID("2026112203", 1, TaskType.MAP, 0, 0));
+    PathOutputCommitter committer = PathOutputCommitterFactory.createCommitter(out, context);
+    committer.setupJob(context);
+    committer.setupTask(context);
+    Path base = committer.getWorkPath();
+    FileSystem fs = base.getFileSystem(conf);
+    for (String name : java.util.List.of("keep/part-0", "drop/part-0", "drop/sub/part-1")) {
+      try (FSDataOutputStream stream = fs.create(new Path(base, name), false)) {
+        stream.write(name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      }
+    }
+
+    assertThat(fs.delete(new Path(base, "drop"), true)).isTrue();
+    committer.commitTask(context);
+    committer.commitJob(context);
+
+    BucketView bucketView = new BucketView(store(), bucket);
+    assertThat(bucketView.keys("out/")).containsExactly("out/_SUCCESS", "out/keep/part-0");
+    assertThat(bucketView.openUploads(java.util.List.of("out/drop/part-0", "out/drop/sub/part-1")))
+        .isEmpty();
   }
 }

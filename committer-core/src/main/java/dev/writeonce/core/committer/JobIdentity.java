@@ -66,6 +66,7 @@ final class JobIdentity {
     for (int tries = 0; ; tries++) {
       try {
         records.saveJobRecord(mine, true);
+        requireUnusedCommitPoint(jobId);
         return;
       } catch (StoreException e) {
         if (!e.is(ErrorKind.PRECONDITION_FAILED) && !e.is(ErrorKind.TRANSIENT) || tries > 2) {
@@ -83,6 +84,23 @@ final class JobIdentity {
         }
         takeOverFromDeadAttempt(existing.get(), retriedDriver);
       }
+    }
+  }
+
+  /**
+   * After the record is created: an earlier run's abort fence (or manifest) at the commit point
+   * makes the job id unusable. An abort raises its fence before it removes the job record, so a
+   * record created after that removal always finds the fence here.
+   */
+  private void requireUnusedCommitPoint(String jobId) throws IOException {
+    JobRecords.CommitPoint point = records.loadCommitPoint(jobId);
+    if (point != JobRecords.CommitPoint.NONE) {
+      throw earlierRun(
+          jobId,
+          point == JobRecords.CommitPoint.FENCED
+              ? "was aborted by another process; its abort fence stands"
+              : "holds the manifest of an earlier run",
+          null);
     }
   }
 

@@ -16,7 +16,13 @@ final class AbortFence {
 
   private AbortFence() {}
 
-  static void raise(
+  /**
+   * Raises the fence.
+   *
+   * @return true when this call created it; false when it stood already (an earlier abort) or
+   *     conditional writes are off
+   */
+  static boolean raise(
       StoreGateway store, JobLayout layout, JobRecords records, String jobId, boolean conditional)
       throws IOException {
     String key = layout.jobManifestKey(jobId);
@@ -27,11 +33,11 @@ final class AbortFence {
           && records.loadCommitPoint(jobId) == JobRecords.CommitPoint.COMMITTED) {
         throw committed(jobId, uri);
       }
-      return;
+      return false;
     }
     try {
       store.putObject(key, JobRecordFormat.abortToJson(jobId, System.currentTimeMillis()), true);
-      return;
+      return true;
     } catch (StoreException e) {
       if (!e.is(ErrorKind.PRECONDITION_FAILED) && !e.is(ErrorKind.TRANSIENT)) {
         throw e;
@@ -46,10 +52,13 @@ final class AbortFence {
       switch (found) {
         case COMMITTED -> throw committed(jobId, uri);
         case FENCED -> {
-          // Ours landed although its answer was lost, or an earlier abort fenced the job.
+          // An earlier abort fenced the job, or ours landed although its answer was lost: not
+          // knowing which, it is treated as another's and never released.
+          return false;
         }
         case NONE -> throw unknown(jobId, uri, e);
       }
+      throw new IllegalStateException("unreachable");
     }
   }
 

@@ -204,7 +204,10 @@ public final class JobCommitEngine {
    */
   public void abort(String jobId, Collection<TaskManifest> knownManifests, boolean releaseFence)
       throws IOException {
-    AbortFence.raise(store, layout, records, jobId, config.conditionalManifestWrite());
+    boolean ownFence =
+        AbortFence.raise(store, layout, records, jobId, config.conditionalManifestWrite());
+    // Only a fence this abort created may be released: another's protects another abort.
+    releaseFence &= ownFence;
     Map<String, PendingUpload> uploads = new LinkedHashMap<>();
     knownManifests.forEach(m -> m.uploads().forEach(u -> uploads.put(u.uploadId(), u)));
     List<IOException> unreadable = new ArrayList<>();

@@ -228,12 +228,10 @@ class JobCommitEngineTest {
         .singleElement()
         .satisfies(job -> assertThat(job.state()).isEqualTo(JobInspector.State.ABORTED));
     assertThat(engine.cleanAborted(JOB)).as("the fence stands for its retention").isFalse();
-    JobCommitEngine noRetention =
+    JobCommitEngine eightDaysLater =
         new JobCommitEngine(
-            store,
-            CommitterConfig.from(configuration(CommitterConfig.FENCE_RETENTION, "0s")),
-            DEST);
-    assertThat(noRetention.cleanAborted(JOB)).isTrue();
+            store, config(4), DEST, () -> System.currentTimeMillis() + 8 * 86_400_000L);
+    assertThat(eightDaysLater.cleanAborted(JOB)).isTrue();
     assertThat(memory.keys()).isEmpty();
   }
 
