@@ -44,13 +44,16 @@ public final class StagingCommitter extends MultipartOutputCommitter {
     super(name, outputPath, context, conflicts, opener);
     // Two jobs with one job id (local runners, Spark jobs started in the same second) must not
     // share local files: the destination tells them apart, and one destination takes one run.
-    this.localJobDir =
-        Paths.get(
-            config().stagingDir(),
-            jobId(context) + "-" + Etags.md5Hex(destination().toString()).substring(0, 12));
+    String jobDir =
+        Paths.get(config().stagingDir()).toAbsolutePath()
+            + "/"
+            + jobId(context)
+            + "-"
+            + Etags.md5Hex(destination().toString()).substring(0, 12);
+    this.localJobDir = Paths.get(StagingLocalFileSystem.localPath(jobDir));
     String attempt =
         context instanceof TaskAttemptContext task ? attemptId(task) : "job-" + jobId(context);
-    this.workPath = new org.apache.hadoop.fs.Path(localJobDir.resolve(attempt).toUri());
+    this.workPath = StagingLocalFileSystem.pathOf(jobDir + "/" + attempt);
   }
 
   /** The local directory of the attempt a call names: not necessarily this committer's own. */
@@ -107,8 +110,16 @@ public final class StagingCommitter extends MultipartOutputCommitter {
     return uploads;
   }
 
+  /** The key of a local file: its path below the attempt's directory, names decoded. */
   private String keyOf(Path localAttemptDir, Path file) {
-    return destination().keyOf(localAttemptDir.relativize(file).toString().replace('\\', '/'));
+    StringBuilder relative = new StringBuilder();
+    for (Path segment : localAttemptDir.relativize(file)) {
+      if (relative.length() > 0) {
+        relative.append('/');
+      }
+      relative.append(StagingLocalFileSystem.decode(segment.toString()));
+    }
+    return destination().keyOf(relative.toString());
   }
 
   @Override

@@ -83,7 +83,7 @@ class StagingCommitterTest {
   }
 
   private static void write(StagingCommitter committer, List<String> files) throws IOException {
-    Path dir = Path.of(committer.getWorkPath().toUri());
+    Path dir = Path.of(committer.getWorkPath().toUri().getPath());
     for (String file : files) {
       Path target = dir.resolve(file);
       Files.createDirectories(target.getParent());
@@ -165,7 +165,7 @@ class StagingCommitterTest {
 
     assertThatThrownBy(() -> committer.commitTask(context)).hasMessageContaining("injected");
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(Path.of(committer.getWorkPath().toUri()).resolve("d")).exists();
+    assertThat(Path.of(committer.getWorkPath().toUri().getPath()).resolve("d")).exists();
     committer.abortTask(context);
     assertThat(staging).isEmptyDirectory();
   }
@@ -367,8 +367,8 @@ class StagingCommitterTest {
 
     // An application master aborts the second attempt through the first's committer.
     forFirst.abortTask(second);
-    assertThat(Path.of(forSecond.getWorkPath().toUri())).doesNotExist();
-    assertThat(Path.of(forFirst.getWorkPath().toUri()).resolve("part-m-00000")).exists();
+    assertThat(Path.of(forSecond.getWorkPath().toUri().getPath())).doesNotExist();
+    assertThat(Path.of(forFirst.getWorkPath().toUri().getPath()).resolve("part-m-00000")).exists();
     assertThat(forSecond.needsTaskCommit(second)).isFalse();
 
     forSecond.commitTask(first); // and commits the first through the second's

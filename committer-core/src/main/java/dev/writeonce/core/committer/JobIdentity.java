@@ -274,6 +274,10 @@ final class JobIdentity {
                 + ". Its uploads are aborted and its task manifest removed: nothing of it is"
                 + " left");
     aborter.abortAll(manifest.uploads(), refused);
+    if (refused.getSuppressed().length > 0) {
+      // An upload could not be aborted: its records stay, so that recovery finds it.
+      throw refused;
+    }
     try {
       records.deleteTaskRecords(manifest);
     } catch (StoreException e) {
