@@ -73,8 +73,8 @@ abstract class AbstractCommitterContractIT {
 
   /**
    * Per job: FileOutputFormat's output check (HEAD + LIST), the LIST for unfinished jobs and the
-   * PUT of the job record at setup, the GET and PUT (committing) of the job record and the LIST
-   * of task manifests at commit, the PUT of the job manifest, of _SUCCESS and of the job record
+   * PUT of the job record at setup, the GET and PUT (committing) of the job record and the LIST of
+   * task manifests at commit, the PUT of the job manifest, of _SUCCESS and of the job record
    * (finished), the LIST and two DeleteObjects of the job's records.
    */
   static final int REQUESTS_PER_JOB = 14;
