@@ -15,10 +15,8 @@ import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.S3StoreGateway;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -165,9 +163,10 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     // may touch. Tasks that share this configuration (local runners, Spark) learn it from it.
     context.getConfiguration().set(JOB_UUID, uuid);
     setupUuid = uuid;
-    Optional<JobInspector.Report> report = inspectRecords();
+    UnfinishedJobs unfinished = new UnfinishedJobs(store(), destination, config);
+    Optional<JobInspector.Report> report = unfinished.inspect();
     if (report.isPresent()) {
-      finishUnfinishedJobs(jobId, report.get());
+      unfinished.finishOrRefuse(jobId, report.get(), engine());
     }
     conflicts.checkAtSetup(store(), new JobLayout(destination), config.conflictMode());
     boolean fenced =
@@ -214,55 +213,6 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
    * new job starts, or the new job fails naming it: its output is decided and must not be mixed
    * with the new job's. One LIST when there is none, the usual case.
    */
-  /** The jobs with records on the destination: one LIST when there are none, the usual case. */
-  private Optional<JobInspector.Report> inspectRecords() throws IOException {
-    JobLayout layout = new JobLayout(destination);
-    if (store().listChildren(layout.recordsPrefix() + "jobs/", 1).isEmpty()) {
-      return Optional.empty();
-    }
-    return Optional.of(new JobInspector(store(), layout).inspect());
-  }
-
-  private void finishUnfinishedJobs(String newJobId, JobInspector.Report report)
-      throws IOException {
-    long idleSince = System.currentTimeMillis() - config.unfinishedAfterMillis();
-    List<JobInspector.Job> unfinished = report.in(JobInspector.State.COMMITTED_UNFINISHED);
-    for (JobInspector.Job job : unfinished) {
-      if (job.lastModifiedMillis() > idleSince) {
-        // Committed moments ago: its own driver is most likely finishing it right now.
-        LOG.info(
-            "Job {}: job {} on {} is committed and still finishing; leaving it to its driver",
-            newJobId,
-            job.jobId(),
-            destination);
-        continue;
-      }
-      if (!config.recoverOnSetup()) {
-        throw new IOException(
-            "job "
-                + newJobId
-                + " cannot start: "
-                + destination
-                + " holds job "
-                + job.jobId()
-                + ", which passed its commit point but did not finish ("
-                + job.files()
-                + " files). Run 'writeonce recover "
-                + destination
-                + "', or set "
-                + CommitterConfig.RECOVERY_ON_SETUP
-                + "=recover to let job setup finish it");
-      }
-      LOG.warn(
-          "Job {}: finishing job {} first, committed on {} but unfinished ({}=recover)",
-          newJobId,
-          job.jobId(),
-          destination,
-          CommitterConfig.RECOVERY_ON_SETUP);
-      engine().resume(job.jobId());
-    }
-  }
-
   /**
    * Records the keys an attempt is about to create uploads for, before it creates any, so that
    * uploads of an attempt that dies while uploading can be found and aborted from the store alone.
@@ -419,7 +369,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     String claim = null;
     try {
       if (mode == ConflictMode.FAIL) {
-        claim = claimDestination(jobId);
+        claim = FailModeClaim.take(store(), destination, jobId);
         conflicts.replacedPrefixes(store(), engine.layout(), mode, manifests);
       }
       CommitResult result =
@@ -431,58 +381,8 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
       throw e;
     } finally {
       if (claim != null) {
-        releaseClaim(jobId, claim);
+        FailModeClaim.release(store(), destination, jobId, claim);
       }
-    }
-  }
-
-  /**
-   * Releases the fail-mode claim. A failure here must not turn a commit that went through into a
-   * reported failure: the claim is only left behind, and the message says how to remove it.
-   */
-  private void releaseClaim(String jobId, String claim) {
-    try {
-      store().deleteObjects(List.of(claim));
-    } catch (IOException e) {
-      LOG.warn(
-          "Job {}: the fail-mode claim {} could not be removed ({}); later fail-mode jobs on {}"
-              + " are refused until it is deleted",
-          jobId,
-          destination.uriOf(claim),
-          e.getMessage(),
-          destination);
-    }
-  }
-
-  /**
-   * In fail mode, one job at a time may commit to a destination: the claim is a conditional PUT
-   * ({@code If-None-Match: *}), held from before the emptiness check until the commit ends. Two
-   * jobs that both passed their setup check cannot then both commit.
-   */
-  private String claimDestination(String jobId) throws IOException {
-    String key = new JobLayout(destination).recordsPrefix() + "fail-mode.claim";
-    try {
-      store().putObject(key, jobId.getBytes(java.nio.charset.StandardCharsets.UTF_8), true);
-      return key;
-    } catch (StoreException e) {
-      if (!e.is(ErrorKind.PRECONDITION_FAILED)) {
-        throw e;
-      }
-      String holder =
-          store()
-              .getObject(key)
-              .map(b -> new String(b, java.nio.charset.StandardCharsets.UTF_8))
-              .orElse("another job");
-      throw new DestinationConflictException(
-          "job "
-              + jobId
-              + " cannot commit to "
-              + destination
-              + ": job "
-              + holder
-              + " is committing there and writeonce.conflict-mode is fail, which lets one job"
-              + " write the destination. If no job is committing (a driver died), delete "
-              + destination.uriOf(key));
     }
   }
 

@@ -302,7 +302,9 @@ public final class JobCommitEngine {
               uploads,
               List.of());
       if (request.conflictMode() == ConflictMode.REPLACE) {
-        List<String> deletes = resolveReplaced(request, writerOfKey.keySet());
+        List<String> deletes =
+            ReplaceStage.resolveWhenNoOtherJobIsUnfinished(
+                store, layout, records, request, writerOfKey.keySet(), this::resume);
         manifest =
             new JobManifest(
                 request.jobId(),
@@ -317,67 +319,6 @@ public final class JobCommitEngine {
       throw invalid(request, e.getMessage());
     }
     return manifest;
-  }
-
-  /**
-   * Lists what replace mode deletes, once no other job on the destination is committed but
-   * unfinished: such a job's files may be among those listed, and deleting them before it finished
-   * would leave it unable ever to confirm them. It is finished first (finishing is idempotent, so
-   * its own driver may be doing the same), and the listing is taken again.
-   */
-  private List<String> resolveReplaced(JobCommitRequest request, Set<String> written)
-      throws IOException {
-    for (int round = 0; ; round++) {
-      List<String> deletes =
-          ReplaceStage.resolve(store, layout, request.replacePrefixes(), written);
-      List<String> unfinished = otherCommittedJobs(request.jobId());
-      if (unfinished.isEmpty()) {
-        return deletes;
-      }
-      if (round == 2) {
-        throw new IOException(
-            "job "
-                + request.jobId()
-                + " cannot replace data on "
-                + layout.destination()
-                + ": other jobs keep committing there ("
-                + unfinished
-                + "); nothing was completed or deleted");
-      }
-      for (String other : unfinished) {
-        LOG.info(
-            "Job {}: finishing job {} first, committed on {} but unfinished, before replacing",
-            request.jobId(),
-            other,
-            layout.destination());
-        resume(other);
-      }
-    }
-  }
-
-  /** Ids of other jobs on the destination past their commit point and not finished. */
-  private List<String> otherCommittedJobs(String self) throws IOException {
-    String jobsPrefix = layout.recordsPrefix() + "jobs/";
-    List<String> found = new ArrayList<>();
-    for (var object : store.listObjects(jobsPrefix)) {
-      String rest = object.key().substring(jobsPrefix.length());
-      int slash = rest.indexOf('/');
-      if (slash <= 0 || !rest.substring(slash + 1).equals("manifest.json")) {
-        continue;
-      }
-      String jobId = rest.substring(0, slash);
-      if (jobId.equals(self)) {
-        continue;
-      }
-      Optional<JobRecord> record = records.loadJobRecord(jobId);
-      if (record.isPresent() && record.get().state() == State.FINISHED) {
-        continue;
-      }
-      if (records.loadCommitPoint(jobId) == JobRecords.CommitPoint.COMMITTED) {
-        found.add(jobId);
-      }
-    }
-    return found;
   }
 
   private InvalidJobException invalid(JobCommitRequest request, String problem) {
@@ -413,16 +354,7 @@ public final class JobCommitEngine {
       Optional<JobRecord> now = records.loadJobRecord(jobId);
       if (now.isPresent() && now.get().state() == State.FINISHED) {
         LOG.info("Job {} was finished by another process meanwhile", jobId);
-        return new CommitResult(
-            jobId,
-            manifest.uploads().size(),
-            manifest.totalBytes(),
-            outcome.completed(),
-            outcome.confirmed(),
-            manifest.deletes().size(),
-            store.counters().since(before),
-            stageMillis,
-            null);
+        return result(manifest, outcome, before, stageMillis, null);
       }
       throw lost(manifest, outcome);
     }
@@ -465,8 +397,17 @@ public final class JobCommitEngine {
         outcome.confirmed(),
         outcome.lost().size(),
         manifest.deletes().size());
+    return result(manifest, outcome, before, stageMillis, success);
+  }
+
+  private CommitResult result(
+      JobManifest manifest,
+      CompleteUploadsStage.Outcome outcome,
+      Map<RequestType, Long> before,
+      Map<String, Long> stageMillis,
+      SuccessData success) {
     return new CommitResult(
-        jobId,
+        manifest.jobId(),
         manifest.uploads().size(),
         manifest.totalBytes(),
         outcome.completed(),

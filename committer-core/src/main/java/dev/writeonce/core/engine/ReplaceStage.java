@@ -1,13 +1,18 @@
 package dev.writeonce.core.engine;
 
 import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Replace mode in two halves: before the commit point, list what the job replaces and record it in
@@ -15,6 +20,8 @@ import java.util.TreeSet;
  * library's records, are never listed for deletion.
  */
 final class ReplaceStage {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ReplaceStage.class);
 
   private ReplaceStage() {}
 
@@ -36,5 +43,77 @@ final class ReplaceStage {
       }
     }
     return new ArrayList<>(deletes);
+  }
+
+  /** Finishes a committed job: the engine's resume. */
+  interface Finisher {
+    Object finish(String jobId) throws IOException;
+  }
+
+  /**
+   * Lists what replace mode deletes, once no other job on the destination is committed but
+   * unfinished: such a job's files may be among those listed, and deleting them before it finished
+   * would leave it unable ever to confirm them. It is finished first (finishing is idempotent, so
+   * its own driver may be doing the same), and the listing is taken again.
+   */
+  static List<String> resolveWhenNoOtherJobIsUnfinished(
+      StoreGateway store,
+      JobLayout layout,
+      JobRecords records,
+      JobCommitRequest request,
+      Set<String> written,
+      Finisher finisher)
+      throws IOException {
+    for (int round = 0; ; round++) {
+      List<String> deletes = resolve(store, layout, request.replacePrefixes(), written);
+      List<String> unfinished = otherCommittedJobs(store, layout, records, request.jobId());
+      if (unfinished.isEmpty()) {
+        return deletes;
+      }
+      if (round == 2) {
+        throw new IOException(
+            "job "
+                + request.jobId()
+                + " cannot replace data on "
+                + layout.destination()
+                + ": other jobs keep committing there ("
+                + unfinished
+                + "); nothing was completed or deleted");
+      }
+      for (String other : unfinished) {
+        LOG.info(
+            "Job {}: finishing job {} first, committed on {} but unfinished, before replacing",
+            request.jobId(),
+            other,
+            layout.destination());
+        finisher.finish(other);
+      }
+    }
+  }
+
+  /** Ids of other jobs on the destination past their commit point and not finished. */
+  private static List<String> otherCommittedJobs(
+      StoreGateway store, JobLayout layout, JobRecords records, String self) throws IOException {
+    String jobsPrefix = layout.recordsPrefix() + "jobs/";
+    List<String> found = new ArrayList<>();
+    for (ObjectInfo object : store.listObjects(jobsPrefix)) {
+      String rest = object.key().substring(jobsPrefix.length());
+      int slash = rest.indexOf('/');
+      if (slash <= 0 || !rest.substring(slash + 1).equals("manifest.json")) {
+        continue;
+      }
+      String jobId = rest.substring(0, slash);
+      if (jobId.equals(self)) {
+        continue;
+      }
+      Optional<JobRecord> record = records.loadJobRecord(jobId);
+      if (record.isPresent() && record.get().state() == JobRecord.State.FINISHED) {
+        continue;
+      }
+      if (records.loadCommitPoint(jobId) == JobRecords.CommitPoint.COMMITTED) {
+        found.add(jobId);
+      }
+    }
+    return found;
   }
 }

@@ -142,6 +142,14 @@ class ManifestFormatsTest {
   }
 
   @Test
+  void goldenAbortFenceOfVersion1IsRecognisedAndWrittenByteForByte() throws Exception {
+    byte[] golden = golden("abort-fence-v1.json");
+    assertThat(JobRecordFormat.isAbortFence(golden, "golden")).isTrue();
+    assertThat(text(JobRecordFormat.abortToJson("job_202611220000_0001", 1_795_000_000_000L)))
+        .isEqualTo(text(golden));
+  }
+
+  @Test
   void anAbortFenceIsToldApartFromAJobManifest() throws Exception {
     assertThat(JobRecordFormat.isAbortFence(JobRecordFormat.abortToJson("job_1", 5), "x")).isTrue();
     assertThat(JobRecordFormat.isAbortFence(golden("job-manifest-v1.json"), "x")).isFalse();

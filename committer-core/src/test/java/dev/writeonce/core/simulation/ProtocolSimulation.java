@@ -223,8 +223,10 @@ final class ProtocolSimulation {
                   if (first == Report.SUCCEEDED && again == Report.SUCCEEDED) {
                     world.violation("job " + job.index() + ": a repeated commitJob succeeded");
                   }
-                  if (first != Report.SUCCEEDED && again != Report.CRASHED) {
-                    // The engine retried a failed commit: the retry's outcome is what it reports.
+                  if (first == Report.FAILED && again != Report.CRASHED) {
+                    // The engine retried a commit that failed before its commit point: the
+                    // retry's outcome is what it reports. After "committed" or "unknown", a
+                    // retry's refusal changes nothing of what the job is.
                     run.report = again;
                   }
                 }
