@@ -23,7 +23,7 @@ class EngineBenchCommandTest {
     assertThat(out.toString())
         .contains("committed 1000 uploads from 10 task manifests")
         .contains("COMPLETE_UPLOAD=1000")
-        .contains("PUT_OBJECT=2")
+        .contains("PUT_OBJECT=3")
         .contains("uploads left open: 0");
   }
 }

@@ -3,6 +3,7 @@ package dev.writeonce.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.committer.MultipartOutputCommitter;
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobCommitRequest;
@@ -244,6 +245,8 @@ abstract class AbstractCommitterContractIT {
         .isInstanceOf(IOException.class);
 
     Configuration conf = protocolConf();
+    // One run of the new job, whose setup is tried three times.
+    conf.set(MultipartOutputCommitter.JOB_UUID, "run-of-the-new-job");
     JobContext job = new JobContextImpl(conf, jobId);
     committer(conf, attempt(conf, 0, 0)).setupJob(job);
     // A job committed moments ago is left to its own driver; once idle long enough, it is not.

@@ -245,7 +245,7 @@ abstract class AbstractEngineContractIT {
     engine.records().saveTaskManifest(tasks.get(0));
 
     Traffic before = store().meter().read();
-    engine.abort(jobId, tasks.subList(1, 3));
+    engine.abort(jobId, tasks.subList(1, 3), true); // its own driver's, before committing
     Traffic abort = store().meter().read().minus(before);
 
     assertThat(abort.requests(S3Api.ABORT_MULTIPART_UPLOAD)).isEqualTo(60);

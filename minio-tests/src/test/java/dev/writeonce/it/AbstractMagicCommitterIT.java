@@ -70,7 +70,11 @@ abstract class AbstractMagicCommitterIT extends AbstractCommitterContractIT {
     assertThat(written.bytesReceived()).isBetween(100L << 20, (100L << 20) + (1L << 20));
     assertThat(written.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isZero();
     assertThat(fs.getFileStatus(file).getLen()).isEqualTo(100L << 20);
-    assertThat(store().adminClient().listObjectsV2(b -> b.bucket(bucket)).keyCount())
+    assertThat(
+            store()
+                .adminClient()
+                .listObjectsV2(b -> b.bucket(bucket).prefix("out/part"))
+                .keyCount())
         .as("nothing visible before the job commits")
         .isZero();
 

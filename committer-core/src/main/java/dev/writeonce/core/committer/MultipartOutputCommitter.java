@@ -463,10 +463,14 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     }
   }
 
+  /**
+   * Aborts a job whose commit was refused before its manifest was written: no write of it can be in
+   * flight, so the abort's own fence goes too.
+   */
   private void abortAfterRefusal(
       JobCommitEngine engine, String jobId, List<TaskManifest> known, IOException refusal) {
     try {
-      engine.abort(jobId, known);
+      engine.abort(jobId, known, true);
     } catch (IOException e) {
       refusal.addSuppressed(e);
     }
