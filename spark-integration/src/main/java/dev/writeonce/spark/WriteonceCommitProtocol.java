@@ -132,7 +132,9 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
   @Override
   public void setupJob(JobContext job) {
     try {
-      // Spark's write id is unique per write: it names this run of the job.
+      // Spark's write id is unique per write: the job's records go under it, and it names
+      // this run of the job.
+      job.getConfiguration().set(MultipartOutputCommitter.RECORDS_JOB_ID, jobId);
       job.getConfiguration().set(MultipartOutputCommitter.JOB_UUID, jobId);
       TaskAttemptContext context = driverContext(job);
       driver = committer(new Path(path), context);

@@ -151,13 +151,21 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     return context.getJobID().toString();
   }
 
+  /**
+   * The job id the job's records are kept under: the Hadoop job id, or the id an engine's protocol
+   * gives in {@value #RECORDS_JOB_ID} (Spark: its write id).
+   */
+  protected static String recordsJobId(JobContext context) {
+    return context.getConfiguration().getTrimmed(RECORDS_JOB_ID, jobId(context));
+  }
+
   protected static String attemptId(TaskAttemptContext context) {
     return context.getTaskAttemptID().toString();
   }
 
   @Override
   public void setupJob(JobContext context) throws IOException {
-    String jobId = jobId(context);
+    String jobId = recordsJobId(context);
     String uuid = runUuid(context).orElseGet(() -> UUID.randomUUID().toString());
     // Known before anything can fail: an abort after a failed setup must know whose records it
     // may touch. Tasks that share this configuration (local runners, Spark) learn it from it.
@@ -219,8 +227,9 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
    * One PUT per attempt.
    */
   protected void recordIntent(TaskAttemptContext context, List<String> keys) throws IOException {
-    String recordsJobId = context.getConfiguration().getTrimmed(RECORDS_JOB_ID, jobId(context));
-    engine().records().saveTaskIntent(new TaskIntent(recordsJobId, attemptId(context), keys));
+    engine()
+        .records()
+        .saveTaskIntent(new TaskIntent(recordsJobId(context), attemptId(context), keys));
   }
 
   @Override
@@ -245,7 +254,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     statistics.put("writeonce.files", (long) uploads.size());
     statistics.put("writeonce.bytes", uploads.stream().mapToLong(PendingUpload::length).sum());
     store().counters().since(before).forEach((type, n) -> statistics.put(type.counterName(), n));
-    return new TaskManifest(jobId(context), attemptId(context), uploads, statistics);
+    return new TaskManifest(recordsJobId(context), attemptId(context), uploads, statistics);
   }
 
   /**
@@ -307,7 +316,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
    */
   @Override
   public void commitJob(JobContext context) throws IOException {
-    String jobId = jobId(context);
+    String jobId = recordsJobId(context);
     JobCommitEngine engine = engine();
     JobIdentity identity = new JobIdentity(engine, destination, config);
     JobRecord record = identity.requireCommittable(jobId, runUuid(context));
@@ -395,7 +404,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
   @Override
   public void abortJob(JobContext context, JobStatus.State state) throws IOException {
     try {
-      abortJob(jobId(context), runUuid(context), List.of());
+      abortJob(recordsJobId(context), runUuid(context), List.of());
     } finally {
       cleanupJobLocally(context);
     }
