@@ -75,16 +75,16 @@ public final class CommitCrashDriver {
           if (point.equals("after-task-commits")) {
             pause();
           }
-          // The job commit's first PUT is the job manifest (the commit point), its second
-          // _SUCCESS.
+          // The job commit's PUTs: the job record (committing), the job manifest (the commit
+          // point), _SUCCESS, the job record (finished).
           int puts = store.calls(RequestType.PUT_OBJECT);
           switch (point) {
             case "before-commit-point" ->
-                store.pauseAt(RequestType.PUT_OBJECT, puts + 1, CommitCrashDriver::announce);
+                store.pauseAt(RequestType.PUT_OBJECT, puts + 2, CommitCrashDriver::announce);
             case "mid-completion" ->
                 store.pauseAt(RequestType.COMPLETE_UPLOAD, TASKS / 2, CommitCrashDriver::announce);
             case "before-success" ->
-                store.pauseAt(RequestType.PUT_OBJECT, puts + 2, CommitCrashDriver::announce);
+                store.pauseAt(RequestType.PUT_OBJECT, puts + 3, CommitCrashDriver::announce);
             default -> {}
           }
         });
