@@ -13,8 +13,6 @@ import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.StoreException;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
@@ -62,7 +60,8 @@ final class JobIdentity {
       engine.abort(jobId, List.of(), true);
     }
     long now = System.currentTimeMillis();
-    JobRecord mine = new JobRecord(jobId, uuid, destination, State.RUNNING, host(), now, now);
+    JobRecord mine =
+        new JobRecord(jobId, uuid, destination, State.RUNNING, JobRecord.thisHost(), now, now);
     for (int tries = 0; ; tries++) {
       try {
         records.saveJobRecord(mine, true);
@@ -322,13 +321,5 @@ final class JobIdentity {
     return record.get().state() == State.RUNNING && !otherRun
         ? AbortScope.RELEASE_FENCE
         : AbortScope.KEEP_FENCE;
-  }
-
-  private static String host() {
-    try {
-      return InetAddress.getLocalHost().getHostName();
-    } catch (UnknownHostException e) {
-      return "unknown";
-    }
   }
 }

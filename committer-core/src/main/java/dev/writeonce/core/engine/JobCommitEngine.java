@@ -381,7 +381,13 @@ public final class JobCommitEngine {
         record != null
             ? record
             : new JobRecord(
-                jobId, "unrecorded", layout.destination(), State.RUNNING, host(), now, now);
+                jobId,
+                "unrecorded",
+                layout.destination(),
+                State.RUNNING,
+                JobRecord.thisHost(),
+                now,
+                now);
     records.saveJobRecord(base.withState(State.FINISHED, now), false);
 
     start = System.nanoTime();
@@ -440,14 +446,6 @@ public final class JobCommitEngine {
             outcome.lost().get(0));
     outcome.lost().stream().skip(1).limit(10).forEach(failure::addSuppressed);
     return failure;
-  }
-
-  static String host() {
-    try {
-      return java.net.InetAddress.getLocalHost().getHostName();
-    } catch (java.net.UnknownHostException e) {
-      return "unknown";
-    }
   }
 
   private static long elapsedMillis(long startNanos) {

@@ -2,13 +2,12 @@ package dev.writeonce.core.engine;
 
 import dev.writeonce.core.json.SuccessDataFormat;
 import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -83,7 +82,7 @@ final class SuccessMarkerStage {
         new SuccessData(
             nowMillis,
             Instant.ofEpochMilli(nowMillis).toString(),
-            hostname(),
+            JobRecord.thisHost(),
             manifest.committer(),
             "job " + manifest.jobId() + " committed to " + manifest.destination(),
             manifest.jobId(),
@@ -94,13 +93,5 @@ final class SuccessMarkerStage {
             counters);
     store.putObject(layout.successKey(), SuccessDataFormat.toJson(success), false);
     return success;
-  }
-
-  private static String hostname() {
-    try {
-      return InetAddress.getLocalHost().getHostName();
-    } catch (UnknownHostException e) {
-      return "unknown";
-    }
   }
 }

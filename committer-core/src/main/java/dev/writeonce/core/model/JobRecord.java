@@ -67,6 +67,15 @@ public record JobRecord(
     return new JobRecord(jobId, uuid, destination, newState, host, createdAtMillis, nowMillis);
   }
 
+  /** The name of the host this process runs on, as records and {@code _SUCCESS} give it. */
+  public static String thisHost() {
+    try {
+      return java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.net.UnknownHostException e) {
+      return "unknown";
+    }
+  }
+
   /** True when both records describe the same run of the job. */
   public boolean sameRun(JobRecord other) {
     return jobId.equals(other.jobId) && uuid.equals(other.uuid);
