@@ -170,11 +170,10 @@ final class JobIdentity {
               + " already finished and its records are removed: a repeated commitJob is refused"
               + " and changes nothing");
     }
-    if (record.get().state() == State.FINISHED
-        && (uuid.isEmpty() || uuid.get().equals(record.get().uuid()))) {
+    if (record.get().state() == State.FINISHED && record.get().isRun(uuid)) {
       throw alreadyFinished(jobId);
     }
-    if (uuid.isPresent() && !uuid.get().equals(record.get().uuid())) {
+    if (!record.get().isRun(uuid)) {
       throw new CommitConflictException(
           "job "
               + jobId
@@ -239,8 +238,7 @@ final class JobIdentity {
       throws IOException {
     String jobId = manifest.jobId();
     Optional<JobRecord> record = records.loadJobRecord(jobId);
-    boolean sameRun =
-        record.isPresent() && (uuid.isEmpty() || uuid.get().equals(record.get().uuid()));
+    boolean sameRun = record.isPresent() && record.get().isRun(uuid);
     if (sameRun && record.get().state() == State.RUNNING) {
       return;
     }
@@ -307,7 +305,7 @@ final class JobIdentity {
       // first), or its records are gone already: nothing in the store is its to abort.
       return uuid.isPresent() ? AbortScope.NONE : AbortScope.KEEP_FENCE;
     }
-    boolean otherRun = uuid.isPresent() && !uuid.get().equals(record.get().uuid());
+    boolean otherRun = !record.get().isRun(uuid);
     if (otherRun && record.get().state() != State.FINISHED) {
       LOG.warn(
           "Job {}: abort leaves the job's records on {} alone: they belong to another run ({},"

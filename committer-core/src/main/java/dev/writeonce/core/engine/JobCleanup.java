@@ -55,24 +55,18 @@ final class JobCleanup {
   }
 
   /**
-   * Deletes every record of the job: first task manifests and the others, then {@code lastKey}.
-   *
-   * @param takenAttempts task attempts whose uploads the job completed; the uploads of any other
-   *     task manifest found are aborted first
-   * @param lastKey the record deleted last, in a request of its own
-   */
-  void deleteRecords(String jobId, Set<String> takenAttempts, String lastKey) throws IOException {
-    deleteRecords(jobId, takenAttempts, lastKey, true);
-  }
-
-  /**
-   * As above. {@code lastKey} is deleted only when {@code releaseLast} and no intent of an attempt
-   * that may still be uploading is kept, or once it is older than the retention.
+   * Deletes every record of the job: first task manifests, intents and the others, then {@code
+   * lastKey} in a request of its own. {@code lastKey} is deleted only when {@code releaseLast} and
+   * no intent of an attempt that may still be uploading is kept, or once it is older than the
+   * retention.
    *
    * <p>An intent of an attempt that left no task manifest is scanned (its keys' open uploads are
    * aborted) and then kept, with {@code lastKey}, for the retention: that attempt may still be
    * alive and create an upload after the scan, which the next recovery's scan then finds. Once
    * {@code lastKey} is older than the retention, everything goes.
+   *
+   * @param takenAttempts task attempts whose uploads the job completed; the uploads of any other
+   *     task manifest found are aborted first
    */
   void deleteRecords(String jobId, Set<String> takenAttempts, String lastKey, boolean releaseLast)
       throws IOException {

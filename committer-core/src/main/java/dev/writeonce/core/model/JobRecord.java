@@ -76,8 +76,11 @@ public record JobRecord(
     }
   }
 
-  /** True when both records describe the same run of the job. */
-  public boolean sameRun(JobRecord other) {
-    return jobId.equals(other.jobId) && uuid.equals(other.uuid);
+  /**
+   * True when a caller that knows the given run id (or none: a task whose configuration never
+   * carried it) may act as this record's run.
+   */
+  public boolean isRun(java.util.Optional<String> runUuid) {
+    return runUuid.isEmpty() || runUuid.get().equals(uuid);
   }
 }
