@@ -10,9 +10,12 @@ import dev.writeonce.core.committer.WriteonceCommitterFactory;
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.engine.CommitConflictException;
 import dev.writeonce.core.engine.CommitStateUnknownException;
+import dev.writeonce.core.engine.InvalidJobException;
 import dev.writeonce.core.engine.JobAlreadyFinishedException;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobCommittedException;
+import dev.writeonce.core.engine.JobInspector;
+import dev.writeonce.core.engine.JobLayout;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
@@ -563,5 +566,102 @@ class StagingCommitterTest {
     committer(job(), policy).commitJob(job());
     assertThat(dataKeys()).containsExactly("table/part-m-00000");
     assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  /** The job as MapReduce's job submission leaves it in the configuration. */
+  private void submittedAsMapReduce(int maps, int reduces) {
+    conf.set("mapreduce.job.dir", "/tmp/hadoop-yarn/staging/job_20261122_0007");
+    conf.setInt("mapreduce.job.maps", maps);
+    conf.setInt("mapreduce.job.reduces", reduces);
+  }
+
+  @Test
+  void aMapReduceJobMissingATaskManifestIsRefusedNamingTheTaskAndPublishesNothing()
+      throws Exception {
+    submittedAsMapReduce(2, 0);
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+    runTask(policy, 1, 0, List.of("part-m-00001"));
+    // Something removed task 1's manifest: an abort by another process, or a lost record.
+    store.deleteObjects(
+        memory.keys().stream()
+            .filter(k -> k.contains("/tasks/") && k.contains("_m_000001"))
+            .toList());
+
+    assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining("1 of its 2 map tasks have no committed task manifest")
+        .hasMessageContaining("task_20261122_0007_m_000001")
+        .hasMessageContaining("Nothing was published");
+    assertThat(dataKeys()).isEmpty();
+    assertThat(memory.keys()).doesNotContain("table/_SUCCESS");
+    assertThat(memory.openUploadIds()).as("both tasks' uploads aborted").isEmpty();
+  }
+
+  @Test
+  void everyOutputTaskOfAMapReduceJobCommitsEvenWithoutOutputSoTheJobCanCountIt() throws Exception {
+    submittedAsMapReduce(2, 0);
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+    TaskAttemptContext empty = attempt(1, 0);
+    StagingCommitter committer = committer(empty, policy);
+    committer.setupTask(empty);
+    assertThat(committer.needsTaskCommit(empty)).isTrue();
+    committer.commitTask(empty);
+
+    committer(job(), policy).commitJob(job());
+
+    assertThat(dataKeys()).containsExactly("table/part-m-00000");
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void mapTasksOfAJobWithReducersNeedNoCommitAndOnlyReduceTasksAreCounted() throws Exception {
+    submittedAsMapReduce(3, 1);
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    TaskAttemptContext map = attempt(0, 0);
+    StagingCommitter mapCommitter = committer(map, policy);
+    mapCommitter.setupTask(map);
+    assertThat(mapCommitter.needsTaskCommit(map)).isFalse();
+    TaskAttemptContext reduce =
+        new TaskAttemptContextImpl(
+            conf, new TaskAttemptID(jobId.getJtIdentifier(), jobId.getId(), TaskType.REDUCE, 0, 0));
+    StagingCommitter reduceCommitter = committer(reduce, policy);
+    reduceCommitter.setupTask(reduce);
+    write(reduceCommitter, List.of("part-r-00000"));
+    reduceCommitter.commitTask(reduce);
+
+    committer(job(), policy).commitJob(job());
+
+    assertThat(dataKeys()).containsExactly("table/part-r-00000");
+  }
+
+  @Test
+  void aRunningJobRenewsItsLeaseAndNoRenewalFollowsItsCommit() throws Exception {
+    conf.set(CommitterConfig.JOB_LEASE, "1s");
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    String lease = "table/_writeonce/jobs/job_20261122_0007/lease.json";
+    long deadline = System.currentTimeMillis() + 10_000;
+    while (!memory.keys().contains(lease) && System.currentTimeMillis() < deadline) {
+      Thread.sleep(50);
+    }
+    assertThat(memory.keys()).as("renewed every quarter of the lease").contains(lease);
+    JobInspector.Job job =
+        new JobInspector(store, new JobLayout(Destination.of(OUT.toString())))
+            .inspect()
+            .jobs()
+            .get(0);
+    assertThat(job.isLive(job.leaseRenewedMillis() + 999)).isTrue();
+    assertThat(job.isLive(job.leaseRenewedMillis() + 1000)).as("lapsed").isFalse();
+
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+    committer(job(), policy).commitJob(job());
+    Thread.sleep(600); // more than two renewal periods
+
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce"));
   }
 }

@@ -37,11 +37,13 @@ final class JobIdentity {
   private final JobCommitEngine engine;
   private final JobRecords records;
   private final Destination destination;
+  private final CommitterConfig config;
 
   JobIdentity(JobCommitEngine engine, Destination destination, CommitterConfig config) {
     this.engine = engine;
     this.records = engine.records();
     this.destination = destination;
+    this.config = config;
   }
 
   /**
@@ -61,11 +63,20 @@ final class JobIdentity {
     }
     long now = System.currentTimeMillis();
     JobRecord mine =
-        new JobRecord(jobId, uuid, destination, State.RUNNING, JobRecord.thisHost(), now, now);
+        new JobRecord(
+            jobId,
+            uuid,
+            destination,
+            State.RUNNING,
+            JobRecord.thisHost(),
+            now,
+            now,
+            config.leaseMillis());
     for (int tries = 0; ; tries++) {
       try {
         records.saveJobRecord(mine, true);
         requireUnusedCommitPoint(jobId);
+        records.holdLease(mine);
         return;
       } catch (StoreException e) {
         if (!e.is(ErrorKind.PRECONDITION_FAILED) && !e.is(ErrorKind.TRANSIENT) || tries > 2) {
@@ -79,6 +90,7 @@ final class JobIdentity {
           continue; // removed in between: try again
         }
         if (existing.get().uuid().equals(uuid)) {
+          records.holdLease(existing.get());
           return; // ours: this setup ran before, or its answer was lost
         }
         takeOverFromDeadAttempt(existing.get(), retriedDriver);

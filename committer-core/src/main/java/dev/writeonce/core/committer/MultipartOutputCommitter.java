@@ -237,9 +237,17 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     prepareTask(context);
   }
 
+  /**
+   * An attempt with output commits it. So does every attempt of a task whose output a MapReduce job
+   * publishes, even without output: its empty task manifest tells the job commit that the task is
+   * complete, and {@link ExpectedTasks} refuses a commit that misses one.
+   */
   @Override
   public boolean needsTaskCommit(TaskAttemptContext context) throws IOException {
-    return hasTaskOutput(context);
+    return hasTaskOutput(context)
+        || ExpectedTasks.of(context.getConfiguration())
+            .map(expected -> expected.isOutputTask(context.getTaskAttemptID()))
+            .orElse(false);
   }
 
   /**
@@ -329,6 +337,10 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     List<String> replaced;
     try {
       selected = oneAttemptPerTask(engine.records().loadTaskManifests(jobId));
+      Optional<ExpectedTasks> expected = ExpectedTasks.of(context.getConfiguration());
+      if (expected.isPresent()) {
+        expected.get().requireAll(context.getJobID(), selected, destination.toString());
+      }
       // Fail mode is checked once, under the destination claim taken by the commit below.
       replaced =
           config.conflictMode() == ConflictMode.FAIL

@@ -24,6 +24,8 @@ import org.apache.hadoop.conf.Configuration;
  *     setup treats the job as abandoned rather than being finished by its own driver
  * @param fenceRetentionMillis how long the abort fence of a job aborted by another process stands
  *     before recovery removes it or a new run of the same job id replaces it
+ * @param leaseMillis how long a job counts as live after its driver last renewed its lease; the
+ *     driver renews it every quarter of this while the job runs
  */
 public record CommitterConfig(
     int commitThreads,
@@ -37,7 +39,8 @@ public record CommitterConfig(
     int magicUploadThreads,
     boolean recoverOnSetup,
     long unfinishedAfterMillis,
-    long fenceRetentionMillis) {
+    long fenceRetentionMillis,
+    long leaseMillis) {
 
   /** Prefix of every key of this library. */
   public static final String PREFIX = "writeonce.";
@@ -148,6 +151,20 @@ public record CommitterConfig(
 
   public static final String FENCE_RETENTION_DEFAULT = "7d";
 
+  /**
+   * The driver's lease on its job: while the job is set up or committing, the driver renews it
+   * every quarter of this (one small PUT, so a job shorter than that sends none). Recover and purge
+   * leave a job whose lease is fresh alone, whatever their age arguments; a job whose driver died
+   * is free to recover once this has passed. Keep it well above the longest pause a driver may take
+   * (garbage collection, a suspended VM) and any clock skew between the driver and the operator's
+   * machine.
+   */
+  public static final String JOB_LEASE = PREFIX + "job.lease";
+
+  public static final String JOB_LEASE_DEFAULT = "10m";
+  static final long JOB_LEASE_MIN_MILLIS = 1_000;
+  static final long JOB_LEASE_MAX_MILLIS = 7L * 24 * 3600 * 1000;
+
   public CommitterConfig {
     checkRange(MAGIC_BUFFERS_PER_STREAM, magicBuffersPerStream, 1, MAGIC_BUFFERS_PER_STREAM_MAX);
     checkRange(MAGIC_UPLOAD_THREADS, magicUploadThreads, 1, MAGIC_UPLOAD_THREADS_MAX);
@@ -176,6 +193,8 @@ public record CommitterConfig(
       throw new IllegalArgumentException(
           FENCE_RETENTION + " is negative: give a duration such as 7d");
     }
+    checkRange(
+        JOB_LEASE + " (milliseconds)", leaseMillis, JOB_LEASE_MIN_MILLIS, JOB_LEASE_MAX_MILLIS);
     if (conflictMode == null) {
       throw new IllegalArgumentException(CONFLICT_MODE + " is missing");
     }
@@ -208,7 +227,8 @@ public record CommitterConfig(
         recoverOnSetup(conf.getTrimmed(RECOVERY_ON_SETUP, RECOVERY_ON_SETUP_DEFAULT)),
         conf.getTimeDuration(
             RECOVERY_STALE_AFTER, RECOVERY_STALE_AFTER_DEFAULT, TimeUnit.MILLISECONDS),
-        conf.getTimeDuration(FENCE_RETENTION, FENCE_RETENTION_DEFAULT, TimeUnit.MILLISECONDS));
+        conf.getTimeDuration(FENCE_RETENTION, FENCE_RETENTION_DEFAULT, TimeUnit.MILLISECONDS),
+        conf.getTimeDuration(JOB_LEASE, JOB_LEASE_DEFAULT, TimeUnit.MILLISECONDS));
   }
 
   private static boolean recoverOnSetup(String value) {

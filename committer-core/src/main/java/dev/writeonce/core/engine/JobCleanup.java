@@ -70,6 +70,8 @@ final class JobCleanup {
    */
   void deleteRecords(String jobId, Set<String> takenAttempts, String lastKey, boolean releaseLast)
       throws IOException {
+    // A renewal after this listing would bring back a record of a removed job.
+    JobLease.release(store, layout, jobId);
     List<ObjectInfo> objects = store.listObjects(layout.jobPrefix(jobId));
     String tasks = layout.taskManifestPrefix(jobId);
     String intents = layout.intentPrefix(jobId);

@@ -387,7 +387,8 @@ public final class JobCommitEngine {
                 State.RUNNING,
                 JobRecord.thisHost(),
                 now,
-                now);
+                now,
+                config.leaseMillis());
     records.saveJobRecord(base.withState(State.FINISHED, now), false);
 
     start = System.nanoTime();

@@ -51,6 +51,8 @@ public final class JobInspector {
    * @param lastModifiedMillis the newest of its records
    * @param problem why it is damaged, or null
    * @param record the job's record, or null when it has none
+   * @param leaseRenewedMillis when its driver last wrote its record or renewed its lease, by the
+   *     store's clock, or 0 when it has neither
    */
   public record Job(
       String jobId,
@@ -60,7 +62,27 @@ public final class JobInspector {
       List<PendingUpload> uploads,
       long lastModifiedMillis,
       String problem,
-      JobRecord record) {}
+      JobRecord record,
+      long leaseRenewedMillis) {
+
+    /**
+     * Whether a driver may still be working on the job: its record says it is set up or committing,
+     * and its lease was renewed less than the lease's length before {@code nowMillis}. Recover and
+     * purge leave such a job alone.
+     */
+    public boolean isLive(long nowMillis) {
+      return record != null
+          && record.isInProgress()
+          && state != State.FINISHED
+          && state != State.ABORTED
+          && leaseRenewedMillis + record.leaseMillis() > nowMillis;
+    }
+
+    /** When the lease lapses, or 0 for a job without a record. */
+    public long leaseExpiresMillis() {
+      return record == null ? 0 : leaseRenewedMillis + record.leaseMillis();
+    }
+  }
 
   /**
    * What a destination holds.
@@ -89,12 +111,18 @@ public final class JobInspector {
 
   public Report inspect() throws StoreException {
     Map<String, Long> newest = new TreeMap<>();
+    Map<String, Long> renewed = new TreeMap<>();
     String jobsPrefix = layout.recordsPrefix() + "jobs/";
     for (ObjectInfo object : store.listObjects(jobsPrefix)) {
       String rest = object.key().substring(jobsPrefix.length());
       int slash = rest.indexOf('/');
       if (slash > 0) {
-        newest.merge(rest.substring(0, slash), object.lastModifiedMillis(), Math::max);
+        String jobId = rest.substring(0, slash);
+        newest.merge(jobId, object.lastModifiedMillis(), Math::max);
+        String name = rest.substring(slash + 1);
+        if (name.equals("job.json") || name.equals("lease.json")) {
+          renewed.merge(jobId, object.lastModifiedMillis(), Math::max);
+        }
       }
     }
     Optional<SuccessData> success = Optional.empty();
@@ -106,16 +134,16 @@ public final class JobInspector {
     }
     List<Job> jobs = new ArrayList<>();
     for (Map.Entry<String, Long> job : newest.entrySet()) {
-      jobs.add(inspect(job.getKey(), job.getValue()));
+      jobs.add(inspect(job.getKey(), job.getValue(), renewed.getOrDefault(job.getKey(), 0L)));
     }
     return new Report(jobs, success, successProblem);
   }
 
-  private Job inspect(String jobId, long modified) throws StoreException {
+  private Job inspect(String jobId, long modified, long renewed) throws StoreException {
     try {
       JobRecord record = records.loadJobRecord(jobId).orElse(null);
       if (record != null && record.state() == JobRecord.State.FINISHED) {
-        return new Job(jobId, State.FINISHED, 0, 0, List.of(), modified, null, record);
+        return new Job(jobId, State.FINISHED, 0, 0, List.of(), modified, null, record, renewed);
       }
       JobRecords.CommitPoint point = records.loadCommitPoint(jobId);
       if (point == JobRecords.CommitPoint.COMMITTED) {
@@ -130,7 +158,8 @@ public final class JobInspector {
               m.uploads(),
               modified,
               null,
-              record);
+              record,
+              renewed);
         }
       }
       Map<String, PendingUpload> uploads = new LinkedHashMap<>();
@@ -147,9 +176,11 @@ public final class JobInspector {
           List.copyOf(uploads.values()),
           modified,
           null,
-          record);
+          record,
+          renewed);
     } catch (FormatException | IllegalArgumentException e) {
-      return new Job(jobId, State.DAMAGED, 0, 0, List.of(), modified, e.getMessage(), null);
+      return new Job(
+          jobId, State.DAMAGED, 0, 0, List.of(), modified, e.getMessage(), null, renewed);
     }
   }
 }

@@ -9,6 +9,7 @@ import java.util.regex.Pattern;
  *
  * <pre>
  * dest/_writeonce/jobs/JOB/job.json             the job record: identity and state, removed last
+ * dest/_writeonce/jobs/JOB/lease.json           renewed by the driver while a long job runs
  * dest/_writeonce/jobs/JOB/intents/ATTEMPT.json the keys an attempt uploads, written before it does
  * dest/_writeonce/jobs/JOB/tasks/ATTEMPT.json   one task manifest per committed task attempt
  * dest/_writeonce/jobs/JOB/manifest.json        the job manifest (the commit point), or the
@@ -52,6 +53,11 @@ public final class JobLayout {
   /** The job record: the job's identity and state. */
   public String jobRecordKey(String jobId) {
     return jobPrefix(jobId) + "job.json";
+  }
+
+  /** The lease the driver renews while its job runs longer than a quarter of the lease. */
+  public String leaseKey(String jobId) {
+    return jobPrefix(jobId) + "lease.json";
   }
 
   public String intentPrefix(String jobId) {

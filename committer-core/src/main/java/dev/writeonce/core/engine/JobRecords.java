@@ -108,12 +108,29 @@ public final class JobRecords {
   }
 
   /**
-   * Writes the job record.
+   * Writes the job record. A record of an ended job first releases the lease this process holds on
+   * it, so that no renewal follows the job's end.
    *
    * @param create write only if no record exists ({@code If-None-Match: *})
    */
   public void saveJobRecord(JobRecord record, boolean create) throws StoreException {
+    if (!record.isInProgress()) {
+      JobLease.release(store, layout, record.jobId());
+    }
     store.putObject(layout.jobRecordKey(record.jobId()), JobRecordFormat.toJson(record), create);
+  }
+
+  /**
+   * Renews the job's lease from this process until the job ends or its records are removed: the
+   * driver calls it once its record is created. See {@link JobLease}.
+   */
+  public void holdLease(JobRecord record) {
+    JobLease.hold(store, layout, record);
+  }
+
+  /** Stops renewing the job's lease from this process, waiting for a renewal in flight. */
+  public void releaseLease(String jobId) {
+    JobLease.release(store, layout, jobId);
   }
 
   /** The job record, or empty when the job has none (never set up, or its records are removed). */

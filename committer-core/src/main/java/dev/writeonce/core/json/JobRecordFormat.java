@@ -15,6 +15,11 @@ public final class JobRecordFormat {
   public static final int VERSION = 1;
   public static final String ABORT_FORMAT = "writeonce.job-abort";
   public static final int ABORT_VERSION = 1;
+  public static final String LEASE_FORMAT = "writeonce.job-lease";
+  public static final int LEASE_VERSION = 1;
+
+  /** The lease of a record written before records carried one: the default lease. */
+  static final long DEFAULT_LEASE_MILLIS = 10 * 60 * 1000L;
 
   private JobRecordFormat() {}
 
@@ -31,6 +36,7 @@ public final class JobRecordFormat {
           out.writeStringField("host", record.host());
           out.writeNumberField("createdAtMillis", record.createdAtMillis());
           out.writeNumberField("updatedAtMillis", record.updatedAtMillis());
+          out.writeNumberField("leaseMillis", record.leaseMillis());
           out.writeEndObject();
         });
   }
@@ -46,7 +52,10 @@ public final class JobRecordFormat {
           JobRecord.State.parse(Json.text(root, "state", source)),
           Json.text(root, "host", source),
           Json.number(root, "createdAtMillis", source),
-          Json.number(root, "updatedAtMillis", source));
+          Json.number(root, "updatedAtMillis", source),
+          root.has("leaseMillis")
+              ? Json.number(root, "leaseMillis", source)
+              : DEFAULT_LEASE_MILLIS);
     } catch (IllegalArgumentException e) {
       throw new FormatException(source, e.getMessage(), e);
     }
@@ -61,6 +70,25 @@ public final class JobRecordFormat {
           out.writeNumberField("version", ABORT_VERSION);
           out.writeStringField("jobId", jobId);
           out.writeNumberField("abortedAtMillis", abortedAtMillis);
+          out.writeEndObject();
+        });
+  }
+
+  /**
+   * The lease a driver renews while its job runs. Readers go by the object's store time, not by its
+   * content, so that the driver's clock does not matter; the content says whose it is.
+   */
+  public static byte[] leaseToJson(JobRecord record, long renewedAtMillis) {
+    return Json.write(
+        out -> {
+          out.writeStartObject();
+          out.writeStringField("format", LEASE_FORMAT);
+          out.writeNumberField("version", LEASE_VERSION);
+          out.writeStringField("jobId", record.jobId());
+          out.writeStringField("uuid", record.uuid());
+          out.writeStringField("host", record.host());
+          out.writeNumberField("renewedAtMillis", renewedAtMillis);
+          out.writeNumberField("leaseMillis", record.leaseMillis());
           out.writeEndObject();
         });
   }

@@ -19,6 +19,8 @@ import java.util.Objects;
  * @param host the host of the driver that wrote the record
  * @param createdAtMillis when the job was set up, in epoch millis
  * @param updatedAtMillis when the state was last written, in epoch millis
+ * @param leaseMillis how long the job counts as live after its driver last wrote this record or
+ *     renewed its lease: recover and purge leave a live job alone
  */
 public record JobRecord(
     String jobId,
@@ -27,7 +29,8 @@ public record JobRecord(
     State state,
     String host,
     long createdAtMillis,
-    long updatedAtMillis) {
+    long updatedAtMillis,
+    long leaseMillis) {
 
   /** The states a job's record passes through. */
   public enum State {
@@ -60,11 +63,20 @@ public record JobRecord(
     Objects.requireNonNull(destination, "destination");
     Objects.requireNonNull(state, "state");
     PendingUpload.requireText(host, "host");
+    if (leaseMillis < 0) {
+      throw new IllegalArgumentException("leaseMillis is negative: " + leaseMillis);
+    }
   }
 
   /** The same job in another state, written at the given time. */
   public JobRecord withState(State newState, long nowMillis) {
-    return new JobRecord(jobId, uuid, destination, newState, host, createdAtMillis, nowMillis);
+    return new JobRecord(
+        jobId, uuid, destination, newState, host, createdAtMillis, nowMillis, leaseMillis);
+  }
+
+  /** Whether the job may still have a driver working on it: set up or committing. */
+  public boolean isInProgress() {
+    return state == State.RUNNING || state == State.COMMITTING;
   }
 
   /** The name of the host this process runs on, as records and {@code _SUCCESS} give it. */

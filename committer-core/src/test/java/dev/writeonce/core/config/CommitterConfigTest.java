@@ -25,7 +25,8 @@ class CommitterConfigTest {
                 8,
                 false,
                 600_000L,
-                7L * 24 * 3600 * 1000));
+                7L * 24 * 3600 * 1000,
+                600_000L));
   }
 
   @Test
@@ -41,6 +42,7 @@ class CommitterConfigTest {
     conf.set(CommitterConfig.MAGIC_BUFFERS_PER_STREAM, "3");
     conf.set(CommitterConfig.MAGIC_UPLOAD_THREADS, "4");
     conf.set(CommitterConfig.FENCE_RETENTION, "2d");
+    conf.set(CommitterConfig.JOB_LEASE, "3m");
 
     assertThat(CommitterConfig.from(conf))
         .isEqualTo(
@@ -56,7 +58,8 @@ class CommitterConfigTest {
                 4,
                 false,
                 600_000L,
-                2L * 24 * 3600 * 1000));
+                2L * 24 * 3600 * 1000,
+                180_000L));
     conf.set(CommitterConfig.STAGING_DIR, " /ssd/staging ");
     assertThat(CommitterConfig.from(conf).stagingDir()).isEqualTo("/ssd/staging");
   }

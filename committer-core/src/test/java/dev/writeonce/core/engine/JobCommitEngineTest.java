@@ -51,7 +51,8 @@ class JobCommitEngineTest {
         2,
         false,
         600_000L,
-        7L * 24 * 3600 * 1000);
+        7L * 24 * 3600 * 1000,
+        600_000L);
   }
 
   private static org.apache.hadoop.conf.Configuration configuration(String key, String value) {

@@ -131,14 +131,23 @@ class ManifestFormatsTest {
 
   @Test
   void goldenJobRecordOfVersion1LoadsAndWritesBackByteForByte() throws Exception {
-    byte[] golden = golden("job-record-v1.json");
+    byte[] golden = golden("job-record-v1-lease.json");
     var record = JobRecordFormat.fromJson(golden, "golden");
 
     assertThat(record.jobId()).isEqualTo("job_202611220000_0001");
     assertThat(record.state()).isEqualTo(dev.writeonce.core.model.JobRecord.State.RUNNING);
     assertThat(record.destination().prefix()).isEqualTo("sales/orders/");
+    assertThat(record.leaseMillis()).isEqualTo(600_000L);
     assertThat(text(JobRecordFormat.toJson(record))).isEqualTo(text(golden));
     assertThat(JobRecordFormat.isAbortFence(golden, "golden")).isFalse();
+  }
+
+  @Test
+  void aJobRecordWrittenBeforeLeasesLoadsWithTheDefaultLease() throws Exception {
+    var record = JobRecordFormat.fromJson(golden("job-record-v1.json"), "golden");
+
+    assertThat(record.leaseMillis()).isEqualTo(600_000L);
+    assertThat(record.updatedAtMillis()).isEqualTo(1_795_000_000_000L);
   }
 
   @Test

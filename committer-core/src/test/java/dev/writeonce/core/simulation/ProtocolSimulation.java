@@ -165,6 +165,8 @@ final class ProtocolSimulation {
     run.conf.set(CommitterConfig.RECOVERY_ON_SETUP, job.recoverOnSetup() ? "recover" : "fail");
     // Every committed job counts as unfinished at setup: setup then finishes it or refuses.
     run.conf.set(CommitterConfig.RECOVERY_STALE_AFTER, "0");
+    // Renewals run on a thread of their own, outside the schedule: none falls within a run.
+    run.conf.set(CommitterConfig.JOB_LEASE, "7d");
     JobID id = new JobID("sim", job.jobIdNumber());
     Path output = new Path(DESTINATIONS[job.destination()].toString());
     Scheduler.Actor[] self = new Scheduler.Actor[1];
