@@ -664,4 +664,41 @@ class StagingCommitterTest {
 
     assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce"));
   }
+
+  @Test
+  void aFailModeClaimThatLandedButLostItsAnswerIsRecognisedAsOwnAndReleased() throws Exception {
+    conf.set(CommitterConfig.CONFLICT_MODE, "fail");
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job()); // PUT 1: job record
+    runTask(policy, 0, 0, List.of("part-m-00000")); // PUT 2: intent, 3: task manifest
+    // 4: committing; 5: the claim lands, and the retry of its lost answer finds it there.
+    store.loseAnswerOf(RequestType.PUT_OBJECT, 5, ErrorKind.PRECONDITION_FAILED);
+
+    committer(job(), policy).commitJob(job());
+
+    assertThat(dataKeys()).containsExactly("table/part-m-00000");
+    assertThat(memory.keys()).as("claim released").noneMatch(k -> k.contains("_writeonce"));
+  }
+
+  @Test
+  void aFailModeJobRefusedByAnotherJobsClaimNamesThatJobAndHowToRemoveIt() throws Exception {
+    conf.set(CommitterConfig.CONFLICT_MODE, "fail");
+    ConflictPolicy policy = ConflictPolicy.directory();
+    memory.putObject(
+        "table/_writeonce/fail-mode.claim",
+        dev.writeonce.core.json.JobRecordFormat.claimToJson(
+            new dev.writeonce.core.model.DestinationClaim(
+                "job_other_0001", "run-1", "driver-9", 1_795_000_000_000L, 1_795_000_600_000L)),
+        false);
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000"));
+
+    assertThatThrownBy(() -> committer(job(), policy).commitJob(job()))
+        .isInstanceOf(DestinationConflictException.class)
+        .hasMessageContaining("job job_other_0001 on host driver-9 since 2026-11-18")
+        .hasMessageContaining("writeonce recover s3a://bucket/table/");
+    assertThat(dataKeys()).isEmpty();
+    assertThat(memory.openUploadIds()).isEmpty();
+    assertThat(memory.keys()).contains("table/_writeonce/fail-mode.claim");
+  }
 }

@@ -390,7 +390,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     String claim = null;
     try {
       if (mode == ConflictMode.FAIL) {
-        claim = FailModeClaim.take(store(), destination, jobId);
+        claim = FailModeClaim.take(store(), destination, record);
         conflicts.replacedPrefixes(store(), engine.layout(), mode, manifests);
       }
       CommitResult result =

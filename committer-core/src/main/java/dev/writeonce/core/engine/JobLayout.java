@@ -14,6 +14,7 @@ import java.util.regex.Pattern;
  * dest/_writeonce/jobs/JOB/tasks/ATTEMPT.json   one task manifest per committed task attempt
  * dest/_writeonce/jobs/JOB/manifest.json        the job manifest (the commit point), or the
  *                                               abort fence that forbids it
+ * dest/_writeonce/fail-mode.claim              held by the one job committing in conflict mode fail
  * dest/_SUCCESS                                 written once the job is finished
  * </pre>
  */
@@ -80,6 +81,11 @@ public final class JobLayout {
   static String attemptOfTaskManifest(String tasksPrefix, String key) {
     String name = key.substring(tasksPrefix.length());
     return name.endsWith(".json") ? name.substring(0, name.length() - ".json".length()) : name;
+  }
+
+  /** The claim of the job committing in conflict mode fail, while it commits. */
+  public String failModeClaimKey() {
+    return recordsPrefix() + "fail-mode.claim";
   }
 
   public String successKey() {

@@ -4,6 +4,7 @@ import dev.writeonce.core.json.FormatException;
 import dev.writeonce.core.json.JobRecordFormat;
 import dev.writeonce.core.json.ManifestFormats;
 import dev.writeonce.core.json.SuccessDataFormat;
+import dev.writeonce.core.model.DestinationClaim;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.SuccessData;
@@ -131,6 +132,16 @@ public final class JobRecords {
   /** Stops renewing the job's lease from this process, waiting for a renewal in flight. */
   public void releaseLease(String jobId) {
     JobLease.release(store, layout, jobId);
+  }
+
+  /** The fail-mode claim on the destination, or empty when no job holds it. */
+  public Optional<DestinationClaim> loadFailModeClaim() throws StoreException, FormatException {
+    String key = layout.failModeClaimKey();
+    Optional<byte[]> bytes = store.getObject(key);
+    if (bytes.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(JobRecordFormat.claimFromJson(bytes.get(), uri(key)));
   }
 
   /** The job record, or empty when the job has none (never set up, or its records are removed). */

@@ -2,6 +2,7 @@ package dev.writeonce.core.json;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.DestinationClaim;
 import dev.writeonce.core.model.JobRecord;
 
 /**
@@ -15,6 +16,8 @@ public final class JobRecordFormat {
   public static final int VERSION = 1;
   public static final String ABORT_FORMAT = "writeonce.job-abort";
   public static final int ABORT_VERSION = 1;
+  public static final String CLAIM_FORMAT = "writeonce.fail-mode-claim";
+  public static final int CLAIM_VERSION = 1;
   public static final String LEASE_FORMAT = "writeonce.job-lease";
   public static final int LEASE_VERSION = 1;
 
@@ -72,6 +75,43 @@ public final class JobRecordFormat {
           out.writeNumberField("abortedAtMillis", abortedAtMillis);
           out.writeEndObject();
         });
+  }
+
+  public static byte[] claimToJson(DestinationClaim claim) {
+    return Json.write(
+        out -> {
+          out.writeStartObject();
+          out.writeStringField("format", CLAIM_FORMAT);
+          out.writeNumberField("version", CLAIM_VERSION);
+          out.writeStringField("jobId", claim.jobId());
+          out.writeStringField("uuid", claim.uuid());
+          out.writeStringField("host", claim.host());
+          out.writeNumberField("claimedAtMillis", claim.claimedAtMillis());
+          out.writeNumberField("expiresAtMillis", claim.expiresAtMillis());
+          out.writeEndObject();
+        });
+  }
+
+  /**
+   * A fail-mode claim. A claim written before claims were JSON holds only its job id: it is read as
+   * a claim of that job with no run and no expiry.
+   */
+  public static DestinationClaim claimFromJson(byte[] data, String source) throws FormatException {
+    String text = new String(data, java.nio.charset.StandardCharsets.UTF_8).trim();
+    if (!text.startsWith("{")) {
+      if (text.isEmpty()) {
+        throw new FormatException(source, "is empty");
+      }
+      return new DestinationClaim(text, "", "unknown", 0, 0);
+    }
+    ObjectNode root = Json.readObject(data, source);
+    Json.requireFormat(root, CLAIM_FORMAT, CLAIM_VERSION, source);
+    return new DestinationClaim(
+        Json.text(root, "jobId", source),
+        Json.text(root, "uuid", source),
+        Json.text(root, "host", source),
+        Json.number(root, "claimedAtMillis", source),
+        Json.number(root, "expiresAtMillis", source));
   }
 
   /**
