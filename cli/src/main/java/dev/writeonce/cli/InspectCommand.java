@@ -1,13 +1,16 @@
 package dev.writeonce.cli;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobInspector.Job;
 import dev.writeonce.core.engine.JobInspector.State;
+import dev.writeonce.core.engine.JobRecords;
+import dev.writeonce.core.model.DestinationClaim;
 import dev.writeonce.core.model.SuccessData;
-import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -31,44 +34,85 @@ final class InspectCommand implements Callable<Integer> {
       description = "an uncommitted job idle this long counts as abandoned (default 1h)")
   Duration staleAfter;
 
+  @Mixin CommandOutput.Options format;
+
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() throws Exception {
-    PrintWriter out = spec.commandLine().getOut();
+    CommandOutput output = new CommandOutput(spec, format, "inspect");
     try (StoreAccess access = StoreAccess.open(store)) {
       JobInspector.Report report = new JobInspector(access.gateway, access.layout).inspect();
-      out.println("destination " + access.destination);
-      printSuccess(out, report);
+      output.root().put("destination", access.destination.toString());
+      output.say("destination " + access.destination);
+      printSuccess(output, report);
       boolean attention = report.successProblem() != null;
       long now = System.currentTimeMillis();
       if (report.jobs().isEmpty()) {
-        out.println("jobs: none with records");
+        output.say("jobs: none with records");
       }
+      output.list("jobs");
       for (Job job : report.jobs()) {
         Duration idle = Duration.ofMillis(Math.max(0, now - job.lastModifiedMillis()));
-        out.printf(
-            "job %s: %s, %d files, %d bytes, last record %s (%s ago)%n",
-            job.jobId(),
-            describe(job, idle),
-            job.files(),
-            job.bytes(),
-            Instant.ofEpochMilli(job.lastModifiedMillis()),
-            Durations.format(Duration.ofSeconds(idle.toSeconds())));
-        if (job.problem() != null) {
-          out.println("  " + job.problem());
-        }
-        attention |=
-            job.state() == State.COMMITTED_UNFINISHED
+        boolean needsAttention =
+            job.state() == State.COMMITTED_UNFINISHED && !job.isLive(now)
                 || job.state() == State.DAMAGED
-                || job.state() == State.UNCOMMITTED && idle.compareTo(staleAfter) >= 0;
+                || job.state() == State.UNCOMMITTED
+                    && !job.isLive(now)
+                    && idle.compareTo(staleAfter) >= 0;
+        JobFacts.put(output.entry("jobs"), job, now).put("needsAttention", needsAttention);
+        output.say(
+            String.format(
+                "job %s: %s, %d files, %d bytes, last record %s (%s ago)",
+                job.jobId(),
+                describe(job, idle, now),
+                job.files(),
+                job.bytes(),
+                Instant.ofEpochMilli(job.lastModifiedMillis()),
+                Durations.format(Duration.ofSeconds(idle.toSeconds()))));
+        if (job.problem() != null) {
+          output.say("  " + job.problem());
+        }
+        attention |= needsAttention;
       }
-      out.println(access.gateway.counters().total() + " requests sent");
-      return attention ? Main.ATTENTION : Main.OK;
+      Optional<DestinationClaim> claim =
+          new JobRecords(access.gateway, access.layout).loadFailModeClaim();
+      if (claim.isPresent()) {
+        DestinationClaim c = claim.get();
+        ObjectNode node = output.root().putObject("failModeClaim");
+        node.put("jobId", c.jobId());
+        node.put("run", c.uuid());
+        node.put("host", c.host());
+        node.put("claimedAt", CommandOutput.instant(c.claimedAtMillis()));
+        node.put("expiresAt", CommandOutput.instant(c.expiresAtMillis()));
+        output.say(
+            "fail-mode claim: held by job "
+                + c.jobId()
+                + " on "
+                + c.host()
+                + (c.expiresAtMillis() > 0
+                    ? ", expires " + CommandOutput.instant(c.expiresAtMillis())
+                    : "")
+                + "; later fail-mode jobs are refused while it stands (recover removes it once"
+                + " its job is no longer live)");
+      }
+      long requests = access.gateway.counters().total();
+      output.say(requests + " requests sent");
+      return output.finish(attention ? Main.ATTENTION : Main.OK, requests);
     }
   }
 
-  private String describe(Job job, Duration idle) {
+  private String describe(Job job, Duration idle, long now) {
+    if (job.isLive(now)) {
+      return (job.state() == State.COMMITTED_UNFINISHED
+              ? "committed, being finished by its driver"
+              : "running")
+          + " (live: "
+          + JobFacts.whyLive(job, now)
+          + "): "
+          + job.uploads().size()
+          + " uploads recorded";
+    }
     return switch (job.state()) {
       case FINISHED ->
           "finished (its job record says so); only its records are left: recover removes them";
@@ -88,23 +132,35 @@ final class InspectCommand implements Callable<Integer> {
     };
   }
 
-  private static void printSuccess(PrintWriter out, JobInspector.Report report) {
+  private static void printSuccess(CommandOutput out, JobInspector.Report report) {
     if (report.successProblem() != null) {
-      out.println("_SUCCESS: unreadable: " + report.successProblem());
+      out.root().put("successProblem", report.successProblem());
+      out.say("_SUCCESS: unreadable: " + report.successProblem());
       return;
     }
     if (report.success().isEmpty()) {
-      out.println("_SUCCESS: none");
+      out.root().putNull("success");
+      out.say("_SUCCESS: none");
       return;
     }
     SuccessData success = report.success().get();
-    out.printf(
-        "_SUCCESS: job %s by %s at %s: %d files, %d bytes%n",
-        success.jobId(),
-        success.committer(),
-        Instant.ofEpochMilli(success.timestamp()),
-        success.metrics().getOrDefault("writeonce.files", (long) success.filenames().size()),
-        success.metrics().getOrDefault("writeonce.bytes", 0L));
+    long files =
+        success.metrics().getOrDefault("writeonce.files", (long) success.filenames().size());
+    long bytes = success.metrics().getOrDefault("writeonce.bytes", 0L);
+    ObjectNode node = out.root().putObject("success");
+    node.put("jobId", success.jobId());
+    node.put("committer", success.committer());
+    node.put("at", CommandOutput.instant(success.timestamp()));
+    node.put("files", files);
+    node.put("bytes", bytes);
+    out.say(
+        String.format(
+            "_SUCCESS: job %s by %s at %s: %d files, %d bytes",
+            success.jobId(),
+            success.committer(),
+            Instant.ofEpochMilli(success.timestamp()),
+            files,
+            bytes));
     Map<String, Long> requests = new TreeMap<>();
     Map<String, Long> millis = new TreeMap<>();
     success
@@ -118,10 +174,10 @@ final class InspectCommand implements Callable<Integer> {
               }
             });
     if (!requests.isEmpty()) {
-      out.println("  job commit requests: " + requests);
+      out.say("  job commit requests: " + requests);
     }
     if (!millis.isEmpty()) {
-      out.println("  job commit durations: " + millis);
+      out.say("  job commit durations: " + millis);
     }
   }
 }

@@ -1,20 +1,26 @@
 package dev.writeonce.cli;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobInspector.Job;
+import dev.writeonce.core.engine.JobLayout;
 import dev.writeonce.core.json.FormatException;
 import dev.writeonce.core.json.PendingFileFormat;
+import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.PendingFile;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.OpenUpload;
 import dev.writeonce.core.store.PeekedObject;
-import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -25,22 +31,31 @@ import picocli.CommandLine.Spec;
     name = "purge",
     mixinStandardHelpOptions = true,
     description =
-        "Abort open uploads left under a destination by jobs of this library, found from their records: uncommitted jobs' task manifests, and the rename shim's pending-file records in the destination's temporary directories (_temporary, .spark-staging-*, .hive-staging*). Committed jobs are never touched (recover finishes them). A dry run unless --yes.")
+        "Abort what jobs of this library left open under a prefix, found from the library's own records at any depth below it: the uploads of uncommitted jobs whose driver's lease has lapsed (from their task manifests and intents), the records of aborted jobs, and the uploads named by the rename shim's pending-file records in temporary directories (_temporary, .spark-staging-*, .hive-staging*). Never touches a live job, a committed job or any upload its manifest names (recover finishes those), a finished job's output, or any object that is not a record of this library. A dry run unless --yes.")
 final class PurgeCommand implements Callable<Integer> {
 
   private static final Pattern TEMPORARY_DIR =
-      Pattern.compile("(_temporary|\\.spark-staging-[^/]+|\\.hive-staging[^/]*)/");
+      Pattern.compile("(^|/)(_temporary|\\.spark-staging-[^/]+|\\.hive-staging[^/]*)/");
+
+  /** A key of this library's records: what precedes it is a destination. */
+  private static final Pattern RECORDS =
+      Pattern.compile(
+          "(^|/)" + Pattern.quote(JobLayout.RECORDS_DIR) + "(jobs/|fail-mode\\.claim$)");
 
   /** The shim's records are small; anything larger is data, never read. */
   private static final long MAX_RECORD_BYTES = 4L << 20;
 
   @Mixin StoreAccess.Options store;
 
+  @Mixin CommandOutput.Options format;
+
   @Option(
       names = "--older-than",
       required = true,
       converter = Durations.class,
-      description = "only what was last written at least this long ago, for example 2d")
+      description =
+          "only what was last written at least this long ago, for example 2d. A job whose"
+              + " driver's lease is fresh is never touched, whatever this says")
   Duration olderThan;
 
   @Option(names = "--yes", description = "act; without it, only say what would be done")
@@ -49,160 +64,239 @@ final class PurgeCommand implements Callable<Integer> {
   @Option(
       names = "--list-uploads",
       description =
-          "also abort uploads found by ListMultipartUploads under the destination, by age. Only"
-              + " for stores that honour the prefix (AWS S3, Ceph RGW; not MinIO). Aborts uploads"
-              + " of any writer, not only this library's.")
+          "also abort uploads found by ListMultipartUploads under the prefix, by age, including"
+              + " those of other writers. Never those a committed job's manifest names, nor any"
+              + " under a destination with a live job. Stores that list uploads by exact key only"
+              + " (MinIO) list none: there, purge finds uploads from records alone")
   boolean listUploads;
 
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
-  private PrintWriter out;
+  private CommandOutput output;
   private long cutoff;
   private int aborted;
+  private int failures;
 
   @Override
   public Integer call() throws Exception {
-    out = spec.commandLine().getOut();
-    PrintWriter err = spec.commandLine().getErr();
-    cutoff = System.currentTimeMillis() - olderThan.toMillis();
-    int failures = 0;
+    output = new CommandOutput(spec, format, "purge");
+    long now = System.currentTimeMillis();
+    cutoff = now - olderThan.toMillis();
     try (StoreAccess access = StoreAccess.open(store)) {
-      JobInspector.Report report = new JobInspector(access.gateway, access.layout).inspect();
-      JobCommitEngine engine =
-          new JobCommitEngine(access.gateway, access.config, access.destination);
-      // Uploads a committed job's manifest names are its data: never aborted here, whatever the
-      // arguments. Recover finishes such jobs.
-      java.util.Set<String> committedUploads = new java.util.HashSet<>();
-      report
-          .in(JobInspector.State.COMMITTED_UNFINISHED)
-          .forEach(job -> job.uploads().forEach(u -> committedUploads.add(u.uploadId())));
-      for (Job job : report.jobs()) {
-        switch (job.state()) {
-          case UNCOMMITTED -> {
-            if (job.lastModifiedMillis() > cutoff) {
-              continue;
-            }
-            say("abort " + job.uploads().size() + " uploads of uncommitted job " + job.jobId());
-            if (yes) {
-              try {
-                engine.abort(job.jobId(), List.of());
-                aborted += job.uploads().size();
-              } catch (Exception e) {
-                failures++;
-                err.println("job " + job.jobId() + ": " + Messages.of(e));
-              }
-            }
-          }
-          case COMMITTED_UNFINISHED ->
-              out.println(
-                  "job "
-                      + job.jobId()
-                      + " is committed: not purged; 'writeonce recover' finishes it");
-          case DAMAGED -> {
-            failures++;
-            err.println("job " + job.jobId() + " left untouched: " + job.problem());
-          }
-          case ABORTED -> {
-            if (job.lastModifiedMillis() <= cutoff) {
-              say("remove the records of aborted job " + job.jobId());
-              if (yes) {
-                engine.cleanAborted(job.jobId());
-              }
-            }
-          }
-          case FINISHED -> {}
+      output.root().put("destination", access.destination.toString());
+      output.root().put("dryRun", !yes);
+      output.root().put("olderThanSeconds", olderThan.toSeconds());
+      String prefix = access.destination.prefix();
+      List<ObjectInfo> everything = access.gateway.listObjects(prefix);
+      output.progress("purge: objects listed under " + access.destination, everything.size(), -1);
+
+      Set<String> roots = new TreeSet<>();
+      List<ObjectInfo> shimRecords = new ArrayList<>();
+      for (ObjectInfo object : everything) {
+        Matcher records = RECORDS.matcher(object.key());
+        if (records.find()) {
+          roots.add(object.key().substring(0, records.start() + records.group(1).length()));
+        } else if (TEMPORARY_DIR.matcher(object.key()).find()
+            && !object.key().endsWith("/")
+            && object.size() <= MAX_RECORD_BYTES
+            && object.lastModifiedMillis() <= cutoff) {
+          shimRecords.add(object);
         }
       }
-      failures += purgeShimRecords(access, err);
-      if (listUploads) {
-        purgeListedUploads(access, committedUploads);
+
+      // Uploads a committed job's manifest names are its data, and a live job's destination is
+      // its own: neither is aborted here, whatever the arguments.
+      Set<String> committedUploads = new HashSet<>();
+      List<String> liveDestinations = new ArrayList<>();
+      for (String root : roots) {
+        purgeJobsUnder(access, root, now, committedUploads, liveDestinations);
       }
-      out.println(
-          (yes ? "aborted " + aborted : "dry run: nothing done; --yes would act")
+      purgeShimRecords(access, shimRecords);
+      if (listUploads) {
+        purgeListedUploads(access, committedUploads, liveDestinations);
+      }
+      output.root().put("aborted", aborted);
+      long requests = access.gateway.counters().total();
+      output.say(
+          (yes ? "aborted " + aborted + " uploads" : "dry run: nothing done; --yes would act")
               + "; "
-              + access.gateway.counters().total()
+              + requests
               + " requests sent");
-      return failures == 0 ? Main.OK : Main.FAILED;
+      return output.finish(failures == 0 ? Main.OK : Main.FAILED, requests);
     }
   }
 
   private void say(String action) {
-    out.println((yes ? "" : "would ") + action);
+    output.say((yes ? "" : "would ") + action);
   }
 
-  /** The shim's pending-file records in the destination's top-level temporary directories. */
-  private int purgeShimRecords(StoreAccess access, PrintWriter err) throws Exception {
-    int failures = 0;
-    String prefix = access.destination.prefix();
-    for (String child : access.gateway.listChildren(prefix, 1000)) {
-      if (!child.endsWith("/")
-          || !TEMPORARY_DIR.matcher(child.substring(prefix.length())).matches()) {
+  /** The jobs whose records lie under one destination below the prefix. */
+  private void purgeJobsUnder(
+      StoreAccess access,
+      String root,
+      long now,
+      Set<String> committedUploads,
+      List<String> liveDestinations)
+      throws Exception {
+    Destination destination = new Destination(access.destination.bucket(), root);
+    output.list("destinations").add(destination.toString());
+    JobLayout layout = new JobLayout(destination);
+    JobInspector.Report report = new JobInspector(access.gateway, layout).inspect();
+    JobCommitEngine engine = new JobCommitEngine(access.gateway, access.config, destination);
+    for (Job job : report.jobs()) {
+      ObjectNode node = JobFacts.put(output.entry("jobs"), job, now);
+      node.put("destination", destination.toString());
+      String name =
+          "job "
+              + job.jobId()
+              + (destination.equals(access.destination) ? "" : " under " + destination);
+      if (job.state() == JobInspector.State.COMMITTED_UNFINISHED) {
+        job.uploads().forEach(upload -> committedUploads.add(upload.uploadId()));
+      }
+      if (job.isLive(now)) {
+        liveDestinations.add(destination.prefix());
+        node.put("action", "left-live");
+        output.say("leave live " + name + ": " + JobFacts.whyLive(job, now));
         continue;
       }
-      List<String> records = new ArrayList<>();
-      for (ObjectInfo object : access.gateway.listObjects(child)) {
-        if (object.key().endsWith("/")
-            || object.size() > MAX_RECORD_BYTES
-            || object.lastModifiedMillis() > cutoff) {
-          continue;
+      switch (job.state()) {
+        case UNCOMMITTED -> {
+          if (job.lastModifiedMillis() > cutoff) {
+            node.put("action", "left-young");
+            continue;
+          }
+          node.put("action", yes ? "abort" : "would-abort");
+          say("abort " + job.uploads().size() + " uploads of uncommitted " + name);
+          if (yes) {
+            try {
+              engine.abort(job.jobId(), List.of());
+              aborted += job.uploads().size();
+            } catch (Exception e) {
+              failures++;
+              node.put("action", "failed");
+              output.error(name + ": " + Messages.of(e));
+            }
+          }
         }
-        Optional<PeekedObject> peeked =
-            access.gateway.peekObject(
-                object.key(), PendingFileFormat.HEAD_BYTES, PendingFileFormat::isRecord);
-        if (peeked.isEmpty() || peeked.get().body() == null) {
-          continue;
+        case COMMITTED_UNFINISHED -> {
+          node.put("action", "left-committed");
+          output.say(
+              name
+                  + " is committed: not purged; 'writeonce recover "
+                  + destination
+                  + "' finishes it");
         }
-        String uri = access.destination.uriOf(object.key());
-        PendingFile file;
-        try {
-          file = PendingFileFormat.fromJson(peeked.get().body(), uri);
-        } catch (FormatException e) {
+        case DAMAGED -> {
           failures++;
-          err.println("left untouched: " + e.getMessage());
-          continue;
+          node.put("action", "left-damaged");
+          output.error(name + " left untouched: " + job.problem());
         }
-        if (!file.bucket().equals(access.destination.bucket()) || !file.key().startsWith(prefix)) {
-          failures++;
-          err.println(
-              "left untouched: "
-                  + uri
-                  + " names an upload to s3a://"
-                  + file.bucket()
-                  + "/"
-                  + file.key()
-                  + ", outside "
-                  + access.destination);
-          continue;
+        case ABORTED -> {
+          if (job.lastModifiedMillis() <= cutoff) {
+            node.put("action", yes ? "remove-records" : "would-remove-records");
+            say("remove the records of aborted " + name);
+            if (yes) {
+              engine.cleanAborted(job.jobId());
+            }
+          } else {
+            node.put("action", "left-young");
+          }
         }
-        say("abort the upload to " + access.destination.uriOf(file.key()) + " recorded at " + uri);
-        if (yes) {
-          access.gateway.abortUpload(file.key(), file.uploadId());
-          records.add(object.key());
-          aborted++;
-        }
-      }
-      if (!records.isEmpty()) {
-        access.gateway.deleteObjects(records);
+        case FINISHED -> node.put("action", "left-finished");
       }
     }
-    return failures;
+    JobFacts.releaseStaleClaim(access.gateway, layout, report, output, yes, now);
   }
 
-  private void purgeListedUploads(StoreAccess access, java.util.Set<String> committedUploads)
+  /** The shim's pending-file records in temporary directories at any depth below the prefix. */
+  private void purgeShimRecords(StoreAccess access, List<ObjectInfo> candidates) throws Exception {
+    String prefix = access.destination.prefix();
+    List<String> removable = new ArrayList<>();
+    int examined = 0;
+    for (ObjectInfo object : candidates) {
+      output.progress("purge: temporary files examined", ++examined, candidates.size());
+      Optional<PeekedObject> peeked =
+          access.gateway.peekObject(
+              object.key(), PendingFileFormat.HEAD_BYTES, PendingFileFormat::isRecord);
+      if (peeked.isEmpty() || peeked.get().body() == null) {
+        continue;
+      }
+      String uri = access.destination.uriOf(object.key());
+      ObjectNode node = output.entry("shimRecords").put("record", uri);
+      PendingFile file;
+      try {
+        file = PendingFileFormat.fromJson(peeked.get().body(), uri);
+      } catch (FormatException e) {
+        failures++;
+        node.put("action", "left-damaged");
+        output.error("left untouched: " + e.getMessage());
+        continue;
+      }
+      node.put("upload", access.destination.uriOf(file.key()));
+      if (!file.bucket().equals(access.destination.bucket()) || !file.key().startsWith(prefix)) {
+        failures++;
+        node.put("action", "left-outside");
+        output.error(
+            "left untouched: "
+                + uri
+                + " names an upload to s3a://"
+                + file.bucket()
+                + "/"
+                + file.key()
+                + ", outside "
+                + access.destination);
+        continue;
+      }
+      node.put("action", yes ? "abort" : "would-abort");
+      say("abort the upload to " + access.destination.uriOf(file.key()) + " recorded at " + uri);
+      if (yes) {
+        access.gateway.abortUpload(file.key(), file.uploadId());
+        removable.add(object.key());
+        aborted++;
+      }
+    }
+    if (!removable.isEmpty()) {
+      access.gateway.deleteObjects(removable);
+    }
+  }
+
+  private void purgeListedUploads(
+      StoreAccess access, Set<String> committedUploads, List<String> liveDestinations)
       throws Exception {
     List<OpenUpload> uploads = access.gateway.listUploadsUnder(access.destination.prefix());
+    output.root().put("uploadsListed", uploads.size());
+    if (uploads.isEmpty()) {
+      output.say(
+          "the store listed no open upload under "
+              + access.destination
+              + " (MinIO lists uploads by exact key only: there, uploads are found from records"
+              + " alone)");
+    }
+    int examined = 0;
     for (OpenUpload upload : uploads) {
+      output.progress("purge: listed uploads examined", ++examined, uploads.size());
       if (upload.initiatedMillis() > cutoff) {
         continue;
       }
+      String uri = access.destination.uriOf(upload.key());
+      ObjectNode node = output.entry("listedUploads").put("upload", uri);
       if (committedUploads.contains(upload.uploadId())) {
-        out.println(
+        node.put("action", "left-committed");
+        output.say(
             "keep listed upload to "
-                + access.destination.uriOf(upload.key())
+                + uri
                 + ": a committed job's manifest names it; 'writeonce recover' completes it");
         continue;
       }
-      say("abort listed upload to " + access.destination.uriOf(upload.key()));
+      Optional<String> live =
+          liveDestinations.stream().filter(p -> upload.key().startsWith(p)).findFirst();
+      if (live.isPresent()) {
+        node.put("action", "left-live");
+        output.say("keep listed upload to " + uri + ": a live job writes under its destination");
+        continue;
+      }
+      node.put("action", yes ? "abort" : "would-abort");
+      say("abort listed upload to " + uri);
       if (yes) {
         access.gateway.abortUpload(upload.key(), upload.uploadId());
         aborted++;

@@ -1,10 +1,10 @@
 package dev.writeonce.cli;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.writeonce.core.engine.CommitResult;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobInspector.Job;
-import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -18,18 +18,20 @@ import picocli.CommandLine.Spec;
     name = "recover",
     mixinStandardHelpOptions = true,
     description =
-        "Roll forward every job under a destination that passed its commit point without finishing (complete its uploads from the job manifest, write _SUCCESS), remove the records of finished jobs, and abort the uploads recorded by jobs that never reached their commit point and have been idle for --min-age. Damaged records are reported and left untouched.")
+        "Roll forward every job under a destination that passed its commit point without finishing (complete its uploads from the job manifest, write _SUCCESS), remove the records of finished and aborted jobs, and abort the uploads recorded by jobs that never reached their commit point, once their driver's lease has lapsed and they have been idle for --min-age. Never touches a live job (its driver renews its lease), a job with damaged records, or anything that is not this library's record or upload.")
 final class RecoverCommand implements Callable<Integer> {
 
   @Mixin StoreAccess.Options store;
+
+  @Mixin CommandOutput.Options format;
 
   @Option(
       names = "--min-age",
       defaultValue = "1h",
       converter = Durations.class,
       description =
-          "abort an uncommitted job only when its newest record is this old, so that running"
-              + " jobs are left alone (default 1h)")
+          "abort an uncommitted job only when its newest record is this old (default 1h). A job"
+              + " whose driver's lease is fresh is never aborted, whatever this says")
   Duration minAge;
 
   @Option(names = "--dry-run", description = "say what would be done, do nothing")
@@ -48,40 +50,58 @@ final class RecoverCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    PrintWriter out = spec.commandLine().getOut();
-    PrintWriter err = spec.commandLine().getErr();
+    CommandOutput output = new CommandOutput(spec, format, "recover");
     try (StoreAccess access = StoreAccess.open(store)) {
+      output.root().put("destination", access.destination.toString());
+      output.root().put("dryRun", dryRun);
       JobInspector.Report report = new JobInspector(access.gateway, access.layout).inspect();
       JobCommitEngine engine =
           new JobCommitEngine(access.gateway, access.config, access.destination);
       long now = System.currentTimeMillis();
       int failures = 0;
       int acted = 0;
+      int position = 0;
       for (Job job : report.jobs()) {
+        output.progress("recover: jobs", ++position, report.jobs().size());
+        ObjectNode node = JobFacts.put(output.entry("jobs"), job, now);
         try {
+          if (job.isLive(now)) {
+            node.put("action", "left-live");
+            output.say("leave live job " + job.jobId() + ": " + JobFacts.whyLive(job, now));
+            continue;
+          }
           switch (job.state()) {
             case COMMITTED_UNFINISHED, FINISHED -> {
+              boolean finished = job.state() == JobInspector.State.FINISHED;
               String what =
-                  job.state() == JobInspector.State.FINISHED
-                      ? "remove the records of finished job "
-                      : "finish committed job ";
-              out.println(
+                  finished ? "remove the records of finished job " : "finish committed job ";
+              node.put(
+                  "action", (dryRun ? "would-" : "") + (finished ? "remove-records" : "finish"));
+              output.say(
                   (dryRun ? "would " : "") + what + job.jobId() + " (" + job.files() + " files)");
               if (!dryRun) {
                 Optional<CommitResult> result = engine.resume(job.jobId(), acceptLost);
-                result.ifPresent(
-                    r ->
-                        out.printf(
-                            "  job %s finished: %d files, %d bytes, %d uploads completed now, %d"
-                                + " completed earlier%n",
-                            r.jobId(), r.files(), r.bytes(), r.completed(), r.confirmed()));
+                if (result.isPresent()) {
+                  CommitResult r = result.get();
+                  ObjectNode done = node.putObject("result");
+                  done.put("files", r.files());
+                  done.put("bytes", r.bytes());
+                  done.put("completedNow", r.completed());
+                  done.put("completedEarlier", r.confirmed());
+                  output.say(
+                      String.format(
+                          "  job %s finished: %d files, %d bytes, %d uploads completed now, %d"
+                              + " completed earlier",
+                          r.jobId(), r.files(), r.bytes(), r.completed(), r.confirmed()));
+                }
               }
               acted++;
             }
             case UNCOMMITTED -> {
               Duration idle = Duration.ofMillis(now - job.lastModifiedMillis());
               if (idle.compareTo(minAge) < 0) {
-                out.println(
+                node.put("action", "left-young");
+                output.say(
                     "leave uncommitted job "
                         + job.jobId()
                         + ": its newest record is "
@@ -91,19 +111,25 @@ final class RecoverCommand implements Callable<Integer> {
                         + " (it may be running)");
                 continue;
               }
-              out.println(
+              node.put("action", dryRun ? "would-abort" : "abort");
+              output.say(
                   (dryRun ? "would abort " : "abort ")
                       + job.uploads().size()
                       + " uploads of uncommitted job "
-                      + job.jobId());
+                      + job.jobId()
+                      + (job.record() == null
+                          ? ""
+                          : ", whose driver's lease lapsed at "
+                              + CommandOutput.instant(job.leaseExpiresMillis())));
               if (!dryRun) {
                 engine.abort(job.jobId(), List.of());
-                out.println("  job " + job.jobId() + " aborted; its records removed");
+                output.say("  job " + job.jobId() + " aborted; its records removed");
               }
               acted++;
             }
             case ABORTED -> {
-              out.println(
+              node.put("action", dryRun ? "would-remove-records" : "remove-records");
+              output.say(
                   (dryRun ? "would remove" : "remove")
                       + " the records of aborted job "
                       + job.jobId());
@@ -114,7 +140,8 @@ final class RecoverCommand implements Callable<Integer> {
             }
             case DAMAGED -> {
               failures++;
-              err.println(
+              node.put("action", "left-damaged");
+              output.error(
                   "job "
                       + job.jobId()
                       + " left untouched: "
@@ -124,14 +151,17 @@ final class RecoverCommand implements Callable<Integer> {
           }
         } catch (Exception e) {
           failures++;
-          err.println("job " + job.jobId() + ": " + Messages.of(e));
+          node.put("action", "failed");
+          output.error("job " + job.jobId() + ": " + Messages.of(e));
         }
       }
+      JobFacts.releaseStaleClaim(access.gateway, access.layout, report, output, !dryRun, now);
       if (acted == 0 && failures == 0) {
-        out.println("nothing to recover under " + access.destination);
+        output.say("nothing to recover under " + access.destination);
       }
-      out.println(access.gateway.counters().total() + " requests sent");
-      return failures == 0 ? Main.OK : Main.FAILED;
+      long requests = access.gateway.counters().total();
+      output.say(requests + " requests sent");
+      return output.finish(failures == 0 ? Main.OK : Main.FAILED, requests);
     }
   }
 }

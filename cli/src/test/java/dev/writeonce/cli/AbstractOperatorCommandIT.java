@@ -349,4 +349,192 @@ abstract class AbstractOperatorCommandIT {
     assertThat(badDuration.exit()).isEqualTo(Main.USAGE);
     assertThat(badDuration.err()).contains("not a duration");
   }
+
+  /** Runs the operator command in a JVM of its own, as an operator does. */
+  private Result runProcess(String command, String... more) throws Exception {
+    List<String> args = new ArrayList<>();
+    args.add(ProcessHandle.current().info().command().orElse("java"));
+    args.add("-Xmx256m");
+    args.add("-cp");
+    args.add(System.getProperty("java.class.path"));
+    args.add(Main.class.getName());
+    args.add(command);
+    args.add(destination.toString());
+    args.addAll(storeArguments(Map.of()));
+    args.addAll(List.of(more));
+    java.nio.file.Path outFile = java.nio.file.Files.createTempFile("writeonce-cli", ".out");
+    java.nio.file.Path errFile = java.nio.file.Files.createTempFile("writeonce-cli", ".err");
+    try {
+      Process process =
+          new ProcessBuilder(args)
+              .redirectOutput(outFile.toFile())
+              .redirectError(errFile.toFile())
+              .start();
+      int exit = process.waitFor();
+      String out = java.nio.file.Files.readString(outFile);
+      String err = java.nio.file.Files.readString(errFile);
+      printed.add(out);
+      printed.add(err);
+      return new Result(exit, out, err);
+    } finally {
+      java.nio.file.Files.deleteIfExists(outFile);
+      java.nio.file.Files.deleteIfExists(errFile);
+    }
+  }
+
+  private static com.fasterxml.jackson.databind.JsonNode json(Result result) throws Exception {
+    return new com.fasterxml.jackson.databind.ObjectMapper().readTree(result.out());
+  }
+
+  private static com.fasterxml.jackson.databind.JsonNode jobOf(
+      com.fasterxml.jackson.databind.JsonNode report, String jobId) {
+    for (com.fasterxml.jackson.databind.JsonNode job : report.get("jobs")) {
+      if (job.get("jobId").asText().equals(jobId)) {
+        return job;
+      }
+    }
+    throw new AssertionError("no job " + jobId + " in " + report);
+  }
+
+  /**
+   * One destination with a job in every state, and the operator's commands run against it with ages
+   * that protect nothing: only the lease keeps the live job whole, and only the records tell what
+   * may be aborted.
+   */
+  @Test
+  void anOperatorSessionLeavesTheLiveJobWholeFinishesTheCommittedOneAndLeavesNothingOpen(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path staging) throws Exception {
+    Configuration conf = configuration();
+    conf.set(CommitterConfig.STAGING_DIR, staging.toString());
+    conf.set(CommitterConfig.JOB_LEASE, "10m");
+    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path(destination.toString());
+    org.apache.hadoop.mapreduce.JobID liveId =
+        new org.apache.hadoop.mapreduce.JobID("20261123", 41);
+    org.apache.hadoop.mapreduce.JobContext liveJob =
+        new org.apache.hadoop.mapreduce.task.JobContextImpl(conf, liveId);
+    dev.writeonce.core.committer.ConflictPolicy policy =
+        dev.writeonce.core.committer.ConflictPolicy.directory();
+    java.util.function.Function<
+            org.apache.hadoop.mapreduce.JobContext, dev.writeonce.staging.StagingCommitter>
+        committer =
+            context -> {
+              try {
+                return new dev.writeonce.staging.StagingCommitter(
+                    "directory", out, context, policy, (path, c) -> gateway);
+              } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            };
+    // A live job: its driver set it up (and renews its lease), one task committed long ago and a
+    // straggler is still writing.
+    committer.apply(liveJob).setupJob(liveJob);
+    List<String> liveKeys = new ArrayList<>();
+    org.apache.hadoop.mapreduce.TaskAttemptContext[] tasks =
+        new org.apache.hadoop.mapreduce.TaskAttemptContext[2];
+    dev.writeonce.staging.StagingCommitter[] taskCommitters =
+        new dev.writeonce.staging.StagingCommitter[2];
+    for (int task = 0; task < 2; task++) {
+      tasks[task] =
+          new org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl(
+              conf,
+              new org.apache.hadoop.mapreduce.TaskAttemptID(
+                  "20261123", 41, org.apache.hadoop.mapreduce.TaskType.MAP, task, 0));
+      taskCommitters[task] = committer.apply(tasks[task]);
+      taskCommitters[task].setupTask(tasks[task]);
+      String name = String.format("live/part-m-%05d", task);
+      java.nio.file.Path file =
+          java.nio.file.Path.of(taskCommitters[task].getWorkPath().toUri().getPath()).resolve(name);
+      java.nio.file.Files.createDirectories(file.getParent());
+      java.nio.file.Files.writeString(file, "live " + task);
+      liveKeys.add(destination.prefix() + name);
+    }
+    taskCommitters[0].commitTask(tasks[0]);
+
+    // A job committed but unfinished, an aborted one whose straggling attempt uploaded after the
+    // abort, and a finished one whose cleanup failed and left its records.
+    List<String> unfinishedKeys = committedButUnfinishedJob("job_cli_0031");
+    List<String> abortedKeys = keys(2, "aborted/");
+    String abortedAttempt = "attempt_20261123_0032_m_000000_0";
+    new JobRecords(gateway, new JobLayout(destination))
+        .saveTaskIntent(new TaskIntent("job_cli_0032", abortedAttempt, abortedKeys));
+    PendingUploads.upload(gateway, abortedKeys.get(0), new byte[] {1}, abortedAttempt);
+    CommitterConfig config = CommitterConfig.from(conf);
+    new JobCommitEngine(gateway, config, destination).abort("job_cli_0032", List.of());
+    PendingUploads.upload(gateway, abortedKeys.get(1), new byte[] {2}, abortedAttempt);
+    List<String> finishedKeys = keys(2, "finished/");
+    FaultInjectingStore failingCleanup =
+        new FaultInjectingStore(gateway).failFrom(RequestType.DELETE_OBJECTS, 1, ErrorKind.FATAL);
+    new JobCommitEngine(failingCleanup, config, destination)
+        .commit(
+            new JobCommitRequest(
+                "job_cli_0033",
+                "directory",
+                ConflictMode.APPEND,
+                List.of(
+                    PendingUploads.task(
+                        gateway, "job_cli_0033", "attempt_x_0033_m_000000_0", finishedKeys)),
+                List.of()));
+    String liveRun =
+        liveJob
+            .getConfiguration()
+            .get(dev.writeonce.core.committer.MultipartOutputCommitter.JOB_UUID);
+
+    Result inspect = runProcess("inspect", "--json");
+    assertThat(inspect.exit()).as(inspect.err()).isEqualTo(Main.ATTENTION);
+    com.fasterxml.jackson.databind.JsonNode report = json(inspect);
+    assertThat(report.get("exitCode").asInt()).isEqualTo(Main.ATTENTION);
+    assertThat(jobOf(report, liveId.toString()).get("live").asBoolean()).isTrue();
+    assertThat(jobOf(report, liveId.toString()).get("run").asText()).isEqualTo(liveRun);
+    assertThat(jobOf(report, "job_cli_0031").get("state").asText())
+        .isEqualTo("committed_unfinished");
+    assertThat(jobOf(report, "job_cli_0032").get("state").asText()).isEqualTo("aborted");
+    assertThat(jobOf(report, "job_cli_0033").get("state").asText()).isEqualTo("finished");
+
+    Result purge =
+        runProcess(
+            "purge",
+            "--yes",
+            "--list-uploads",
+            "--older-than=0s",
+            "--json",
+            "--conf",
+            CommitterConfig.FENCE_RETENTION + "=0s");
+    assertThat(purge.exit()).as(purge.err()).isZero();
+    com.fasterxml.jackson.databind.JsonNode purged = json(purge);
+    assertThat(jobOf(purged, liveId.toString()).get("action").asText()).isEqualTo("left-live");
+    assertThat(jobOf(purged, "job_cli_0031").get("action").asText()).isEqualTo("left-committed");
+    assertThat(view.openUploads(unfinishedKeys))
+        .as("a committed job's uploads survive purge, with --list-uploads too")
+        .hasSize(unfinishedKeys.size() - 4);
+    assertThat(view.openUploads(liveKeys.subList(0, 1))).hasSize(1);
+
+    Result recover =
+        runProcess("recover", "--min-age=0s", "--conf", CommitterConfig.FENCE_RETENTION + "=0s");
+    assertThat(recover.exit()).as(recover.err()).isZero();
+    assertThat(recover.out())
+        .contains("leave live job " + liveId)
+        .contains("job job_cli_0031 finished: 12 files");
+
+    // The live job goes on: its straggler commits, and the job commits all of its output.
+    taskCommitters[1].commitTask(tasks[1]);
+    committer.apply(liveJob).commitJob(liveJob);
+
+    assertThat(view.keys(destination.prefix()))
+        .containsAll(liveKeys)
+        .containsAll(unfinishedKeys)
+        .containsAll(finishedKeys)
+        .doesNotContainAnyElementsOf(abortedKeys)
+        .noneMatch(key -> key.contains("_writeonce/"));
+    for (int task = 0; task < 2; task++) {
+      assertThat(view.read(liveKeys.get(task))).isEqualTo("live " + task);
+    }
+    List<String> every = new ArrayList<>(liveKeys);
+    every.addAll(unfinishedKeys);
+    every.addAll(abortedKeys);
+    every.addAll(finishedKeys);
+    assertThat(view.openUploads(every)).as("open uploads at the end").isEmpty();
+    Result after = runProcess("inspect", "--json");
+    assertThat(after.exit()).as(after.out()).isZero();
+    assertThat(json(after).get("jobs")).isEmpty();
+  }
 }
