@@ -537,4 +537,30 @@ abstract class AbstractOperatorCommandIT {
     assertThat(after.exit()).as(after.out()).isZero();
     assertThat(json(after).get("jobs")).isEmpty();
   }
+
+  @Test
+  void purgeFindsJobRecordsAndShimRecordsAtAnyDepthBelowItsPrefix() throws Exception {
+    Destination nested = Destination.of(destination + "region=eu/day=1/");
+    List<String> keys = List.of(nested.prefix() + "part-00000", nested.prefix() + "part-00001");
+    new JobRecords(gateway, new JobLayout(nested))
+        .saveTaskManifest(
+            PendingUploads.task(gateway, "job_cli_0041", "attempt_x_0041_m_000000_0", keys));
+    PendingUpload shimUpload =
+        PendingUploads.upload(
+            gateway, destination.prefix() + "region=us/part-shim", new byte[] {7}, "a");
+    String recordKey =
+        destination.prefix() + "region=us/.hive-staging_hive_1/-ext-10000/_tmp.part-shim";
+    gateway.putObject(
+        recordKey, PendingFileFormat.toJson(PendingFile.closed(shimUpload, 1L)), false);
+
+    Result purge = run("purge", "--older-than=0s", "--yes", "--json");
+
+    assertThat(purge.exit()).as(purge.err()).isZero();
+    com.fasterxml.jackson.databind.JsonNode report = json(purge);
+    assertThat(report.get("destinations").toString()).contains(nested.toString());
+    assertThat(report.get("aborted").asInt()).isEqualTo(3);
+    assertThat(view.openUploads(keys)).isEmpty();
+    assertThat(view.openUploads(List.of(shimUpload.key()))).isEmpty();
+    assertThat(view.keys("")).doesNotContain(recordKey).doesNotContainAnyElementsOf(keys);
+  }
 }
