@@ -4,6 +4,7 @@ import dev.writeonce.core.json.JobRecordFormat;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -76,6 +77,19 @@ final class JobLease {
     if (lease != null) {
       lease.stop();
     }
+  }
+
+  /** Stops every renewal of this process; returns how many leases it held. */
+  static int releaseAll() {
+    int released = 0;
+    for (String id : List.copyOf(HELD.keySet())) {
+      JobLease lease = HELD.remove(id);
+      if (lease != null) {
+        lease.stop();
+        released++;
+      }
+    }
+    return released;
   }
 
   /** Whether this process renews a lease on the job: for tests. */
