@@ -16,6 +16,7 @@ import java.util.TreeMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FSDataOutputStreamBuilder;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.permission.FsPermission;
@@ -104,6 +105,19 @@ public class MagicS3AFileSystem extends S3AFileSystem {
           path, permission, flags, bufferSize, replication, blockSize, progress);
     }
     return create(path, permission, true, bufferSize, replication, blockSize, progress);
+  }
+
+  /**
+   * S3A's builder creates its files without calling {@link #create}, so on magic paths the builder
+   * is one that does; elsewhere it is S3A's own, with all of its options.
+   */
+  @Override
+  @SuppressWarnings("rawtypes") // the raw type of FileSystem's signature
+  public FSDataOutputStreamBuilder createFile(Path path) {
+    if (magic(path).isEmpty()) {
+      return super.createFile(path);
+    }
+    return new OwnCreateFileBuilder(this, makeQualified(path), "the magic committer");
   }
 
   private static String attemptIdOf(MagicPaths.Target target) {

@@ -86,6 +86,43 @@ abstract class AbstractMagicCommitterIT extends AbstractCommitterContractIT {
   }
 
   @Test
+  void aFileCreatedThroughTheBuilderIsStreamedAndLeftPendingUntilTheJobCommits() throws Exception {
+    String bucket = store().newBucket("magic-builder");
+    Configuration conf = jobConfiguration();
+    conf.set(CommitterConfig.PART_SIZE, "5M");
+    Path out = new Path("s3a://" + bucket + "/out");
+    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
+    TaskAttemptContext context =
+        new TaskAttemptContextImpl(conf, new TaskAttemptID("2026112204", 1, TaskType.MAP, 0, 0));
+    PathOutputCommitter committer = PathOutputCommitterFactory.createCommitter(out, context);
+    committer.setupJob(context);
+    committer.setupTask(context);
+    Path file = new Path(committer.getWorkPath(), "part-m-00000");
+    FileSystem fs = file.getFileSystem(conf);
+    byte[] data = new byte[(6 << 20) + 5];
+    Arrays.fill(data, (byte) 'm');
+
+    Traffic before = store().meter().read();
+    try (FSDataOutputStream stream = fs.createFile(file).overwrite(true).build()) {
+      stream.write(data);
+    }
+    BucketView view = new BucketView(store(), bucket);
+    assertThat(view.keys("out/"))
+        .as("nothing visible before the job commits")
+        .noneMatch(key -> key.contains("part-m-00000"));
+    assertThat(view.openUploads(java.util.List.of("out/part-m-00000"))).hasSize(1);
+
+    committer.commitTask(context);
+    committer.commitJob(context);
+    Traffic job = store().meter().read().minus(before);
+
+    assertThat(view.size("out/part-m-00000")).isEqualTo(data.length);
+    assertThat(job.requests(S3Api.COPY_OBJECT)).isZero();
+    assertThat(job.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(1);
+    assertThat(view.openUploads(java.util.List.of("out/part-m-00000"))).isEmpty();
+  }
+
+  @Test
   void aDeletedDirectoryUnderTheMagicPathIsNeverCommittedAndItsUploadsAreAborted()
       throws Exception {
     String bucket = store().newBucket("magic-delete");

@@ -330,6 +330,46 @@ abstract class AbstractRenameShimIT {
     assertNoOpenUploads(bucket, finalKeys);
   }
 
+  // ---- Hadoop's builder API -------------------------------------------------------------------
+
+  @Test
+  void aFileCreatedThroughTheBuilderIsAPendingUploadThatTheRenameCompletesWithoutCopy()
+      throws Exception {
+    String bucket = store().newBucket("shim-builder");
+    Configuration conf = configuration(1, true);
+    String base = "s3a://" + bucket + "/out";
+    String temporaryKey = "out/_temporary/0/_temporary/attempt_2026112222_0013_m_000000_0/part-0";
+    org.apache.hadoop.fs.Path pending =
+        new org.apache.hadoop.fs.Path("s3a://" + bucket + "/" + temporaryKey);
+    FileSystem fs = pending.getFileSystem(conf);
+    byte[] data = new byte[(6 << 20) + 11];
+    Arrays.fill(data, (byte) 'w');
+
+    try (FSDataOutputStream out = fs.createFile(pending).overwrite(true).recursive().build()) {
+      out.write(data);
+    }
+
+    BucketView view = new BucketView(store(), bucket);
+    assertThat(view.keys(""))
+        .as("only the record, at the temporary path")
+        .containsExactly(temporaryKey);
+    assertThat(view.read(temporaryKey))
+        .as("a record, not the data")
+        .contains("writeonce.pending-file");
+    assertThat(view.openUploads(List.of("out/part-0"))).as("the pending upload").hasSize(1);
+    assertThat(fs.getFileStatus(pending).getLen()).isEqualTo(data.length);
+
+    Traffic before = store().meter().read();
+    assertThat(fs.rename(pending, new org.apache.hadoop.fs.Path(base + "/part-0"))).isTrue();
+    Traffic rename = store().meter().read().minus(before);
+
+    assertThat(view.keys("")).containsExactly("out/part-0");
+    assertThat(view.size("out/part-0")).isEqualTo(data.length);
+    assertThat(rename.requests(S3Api.COPY_OBJECT)).as("COPY in the rename").isZero();
+    assertThat(rename.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(1);
+    assertNoOpenUploads(bucket, List.of("out/part-0"));
+  }
+
   // ---- a rename the rules did not predict -----------------------------------------------------
 
   @Test

@@ -14,6 +14,7 @@ import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.magic.MagicOutputStream;
+import dev.writeonce.magic.OwnCreateFileBuilder;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -36,6 +37,7 @@ import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.EtagSource;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FSDataOutputStreamBuilder;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Path;
@@ -210,6 +212,19 @@ public class RenameShimFileSystem extends S3AFileSystem {
         replication,
         blockSize,
         progress);
+  }
+
+  /**
+   * S3A's builder creates its files without calling {@link #create}, so under temporary directories
+   * the builder is one that does, with the caller's options; elsewhere it is S3A's own.
+   */
+  @Override
+  @SuppressWarnings("rawtypes") // the raw type of FileSystem's signature
+  public FSDataOutputStreamBuilder createFile(Path path) {
+    if (!temporary(keyOf(path))) {
+      return super.createFile(path);
+    }
+    return new OwnCreateFileBuilder(this, makeQualified(path), "the rename shim");
   }
 
   /** Writes the record of a file when its upload starts early and when its writer closes. */
