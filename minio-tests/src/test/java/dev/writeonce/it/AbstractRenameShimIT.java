@@ -2,12 +2,15 @@ package dev.writeonce.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.shim.PendingFileNotReadableException;
 import dev.writeonce.shim.RenameShimFileSystem;
+import dev.writeonce.shim.ShimConfig;
 import dev.writeonce.shim.ShimStatistics;
 import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.FaultProxy;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
@@ -398,7 +401,98 @@ abstract class AbstractRenameShimIT {
     assertThat(view.keys("")).containsExactly("out/renamed-00000");
     assertThat(view.read("out/renamed-00000")).isEqualTo("mispredicted\n");
     assertThat(rename.requests(S3Api.COPY_OBJECT)).as("a miss costs one COPY").isEqualTo(1);
+    assertThat(rename.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(1);
     assertThat(shimOf(base).misses()).isEqualTo(missesBefore + 1);
+    assertNoOpenUploads(bucket, List.of("out/part-m-00000"));
+  }
+
+  /** A pending file under a task attempt, written through the shim of this configuration. */
+  private org.apache.hadoop.fs.Path writePending(Configuration conf, String base, String text)
+      throws IOException {
+    org.apache.hadoop.fs.Path pending =
+        new org.apache.hadoop.fs.Path(
+            base + "/_temporary/0/_temporary/attempt_2026112222_0014_m_000000_0/part-m-00000");
+    try (FSDataOutputStream out = pending.getFileSystem(conf).create(pending, false)) {
+      out.write(text.getBytes(StandardCharsets.UTF_8));
+    }
+    return pending;
+  }
+
+  @Test
+  void aMissWhoseCopyFailsLeavesNothingAtThePredictedKeyNorTheTargetAndNoOpenUpload()
+      throws Exception {
+    String bucket = store().newBucket("shim-miss-copy-fails");
+    String base = "s3a://" + bucket + "/out";
+    try (FaultProxy proxy = FaultProxy.start(store().endpoint())) {
+      Configuration conf = configuration(1, true);
+      conf.set("fs.s3a.endpoint", proxy.endpoint().toString());
+      conf.set("fs.s3a.impl.disable.cache", "true");
+      // One try per request, so that the injected failure reaches the rename.
+      conf.setInt("fs.s3a.retry.limit", 0);
+      conf.setInt("fs.s3a.attempts.maximum", 0);
+      org.apache.hadoop.fs.Path pending = writePending(conf, base, "copy fails\n");
+      FileSystem fs = pending.getFileSystem(conf);
+      try {
+        proxy.inject(
+            request -> request.headers().containsKey("x-amz-copy-source"),
+            FaultProxy.Fault.STATUS_500,
+            100);
+
+        Throwable failure =
+            catchThrowable(
+                () -> fs.rename(pending, new org.apache.hadoop.fs.Path(base + "/renamed-00000")));
+        assertThat(proxy.injected()).as("COPY requests refused").isPositive();
+
+        BucketView view = new BucketView(store(), bucket);
+        assertThat(view.keys(""))
+            .as("nothing at the predicted key or the target; no miss record")
+            .allMatch(key -> key.startsWith("out/_temporary/0/"));
+        assertThat(failure)
+            .isInstanceOf(IOException.class)
+            .hasMessageContaining(pending.toString())
+            .hasMessageContaining(base + "/renamed-00000")
+            .hasMessageContaining(base + "/part-m-00000");
+        proxy.heal();
+        assertThat(fs.delete(new org.apache.hadoop.fs.Path(base + "/_temporary"), true)).isTrue();
+        assertThat(view.keys("")).isEmpty();
+        assertNoOpenUploads(bucket, List.of("out/part-m-00000"));
+      } finally {
+        fs.close();
+      }
+    }
+  }
+
+  @Test
+  void withOnMissFailAMissIsRefusedNothingIsVisibleAndDeletingTheTemporaryDirectoryAbortsIt()
+      throws Exception {
+    String bucket = store().newBucket("shim-miss-refused");
+    String base = "s3a://" + bucket + "/out";
+    Configuration conf = configuration(1, true);
+    conf.set(ShimConfig.ON_MISS, "fail");
+    org.apache.hadoop.fs.Path pending = writePending(conf, base, "refused\n");
+    FileSystem fs = pending.getFileSystem(conf);
+
+    Traffic before = store().meter().read();
+    assertThatThrownBy(
+            () -> fs.rename(pending, new org.apache.hadoop.fs.Path(base + "/renamed-00000")))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining(pending.toString())
+        .hasMessageContaining(base + "/renamed-00000")
+        .hasMessageContaining(base + "/part-m-00000")
+        .hasMessageContaining(ShimConfig.ON_MISS + "=fail")
+        .hasMessageContaining(ShimConfig.RULES)
+        .hasMessageContaining("LoadPlanHook");
+    Traffic refusal = store().meter().read().minus(before);
+
+    BucketView view = new BucketView(store(), bucket);
+    assertThat(view.keys("")).allMatch(key -> key.startsWith("out/_temporary/0/"));
+    assertThat(refusal.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isZero();
+    assertThat(view.openUploads(List.of("out/part-m-00000"))).as("still pending").hasSize(1);
+    assertThat(shimOf(base).missesRefused()).isEqualTo(1);
+
+    assertThat(fs.delete(new org.apache.hadoop.fs.Path(base + "/_temporary"), true)).isTrue();
+    assertThat(view.keys("")).isEmpty();
+    assertNoOpenUploads(bucket, List.of("out/part-m-00000"));
   }
 
   @Test

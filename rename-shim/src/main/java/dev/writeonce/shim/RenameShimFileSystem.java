@@ -76,6 +76,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
   private StoreGateway gateway;
   private JobCommitContext threads;
   private Optional<HiveStaging> hiveStaging = Optional.empty();
+  private ShimMisses misses;
   private String user;
   private final ShimStatistics counters = new ShimStatistics();
   private final Map<String, Cached> records = new ConcurrentHashMap<>();
@@ -106,6 +107,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
         shim.rules().names().contains(ShimRules.HIVE.name())
             ? Optional.of(new HiveStaging(gateway, getBucket()))
             : Optional.empty();
+    misses = new ShimMisses(gateway, shim.rules(), System::currentTimeMillis);
     user = getUsername();
     LOG.debug(
         "rename shim for s3a://{}: enabled={}, rules={}",
@@ -672,9 +674,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
       }
       Optional<ObjectInfo> head = gateway.headObject(upload.key());
       boolean done =
-          head.isPresent()
-              && head.get().size() == upload.length()
-              && upload.expectedEtag().map(head.get().etag()::equals).orElse(true);
+          head.isPresent() && ShimMisses.holds(upload.length(), upload.expectedEtag(), head.get());
       if (!done) {
         throw e;
       }
@@ -683,13 +683,40 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   /**
    * A rename to a name the rules did not predict: the upload can only create its own key, so it is
-   * completed there and copied. Refused when that key already holds another object, which the
-   * completion would overwrite.
+   * completed there and copied (see {@link ShimMisses}), or refused when {@link ShimConfig#ON_MISS}
+   * says so. Refused too when that key already holds another object, which the completion would
+   * overwrite.
    */
   private void miss(String srcKey, PendingUpload upload, String targetKey) throws IOException {
     String from = "s3a://" + getBucket() + "/" + srcKey;
     String to = "s3a://" + getBucket() + "/" + targetKey;
     String predicted = "s3a://" + getBucket() + "/" + upload.key();
+    if (shim.onMiss() == ShimConfig.OnMiss.FAIL) {
+      counters.missesRefused.incrementAndGet();
+      throw new IOException(
+          "cannot rename "
+              + from
+              + " to "
+              + to
+              + ": the rules "
+              + shim.rules().names()
+              + " predicted "
+              + predicted
+              + ", where its data waits as a pending upload that can be completed nowhere else, and "
+              + ShimConfig.ON_MISS
+              + "="
+              + ShimConfig.OnMiss.FAIL.value()
+              + " refuses renames the rules did not predict. Nothing was completed: the upload is"
+              + " aborted when the temporary directory is deleted. Make the prediction right (for"
+              + " Hive, add dev.writeonce.hive.LoadPlanHook to hive.exec.pre.hooks; otherwise add"
+              + " a rule to "
+              + ShimConfig.RULES
+              + "), or set "
+              + ShimConfig.ON_MISS
+              + "="
+              + ShimConfig.OnMiss.COPY.value()
+              + " to complete and copy such files");
+    }
     if (gateway.probe(upload.key()).exists()) {
       throw new IOException(
           "cannot rename "
@@ -707,17 +734,21 @@ public class RenameShimFileSystem extends S3AFileSystem {
               + ", or leave this bucket out of "
               + ShimConfig.BUCKETS);
     }
-    completeOnce(upload);
-    if (!super.rename(keyToQualifiedPath(upload.key()), keyToQualifiedPath(targetKey))) {
-      throw new IOException(
-          "rename " + from + " to " + to + ": copying the completed " + predicted + " failed");
-    }
+    misses.completeAndCopy(
+        srcKey,
+        upload,
+        targetKey,
+        this::completeOnce,
+        (fromKey, toKey) -> super.rename(keyToQualifiedPath(fromKey), keyToQualifiedPath(toKey)));
     counters.misses.incrementAndGet();
     String root = srcKey.contains("/") ? srcKey.substring(0, srcKey.indexOf('/')) : srcKey;
     if (missesReported.add(root)) {
       LOG.warn(
           "rename shim miss: {} was renamed to {}, not to its predicted {}; it was completed and"
-              + " copied (a COPY of {} bytes). Further misses under s3a://{}/{} are logged at"
+              + " copied (a COPY of {} bytes), visible under the predicted name during the copy"
+              + " (set "
+              + ShimConfig.ON_MISS
+              + "=fail to refuse such renames instead). Further misses under s3a://{}/{} are logged at"
               + " debug level and counted.",
           from,
           to,
@@ -817,12 +848,16 @@ public class RenameShimFileSystem extends S3AFileSystem {
     return true;
   }
 
-  /** Aborts the upload of every pending file under a prefix; their records go with the delete. */
+  /**
+   * Aborts the upload of every pending file under a prefix, and undoes what failed misses left (see
+   * {@link ShimMisses#cleanUp}); their records go with the delete.
+   */
   private void abortRecordsUnder(List<ObjectInfo> objects) throws IOException {
+    misses.cleanUp(objects);
     List<Callable<Void>> work = new ArrayList<>();
     for (ObjectInfo object : objects) {
       String key = object.key();
-      if (key.endsWith("/") || !temporary(key)) {
+      if (key.endsWith("/") || !temporary(key) || ShimMisses.isRecord(key)) {
         continue;
       }
       work.add(
@@ -897,7 +932,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
   @Override
   public void close() throws IOException {
     try {
-      if (counters.misses() > 0) {
+      if (counters.misses() > 0 || counters.missesRefused() > 0) {
         LOG.warn("rename shim for s3a://{}: {}", getBucket(), counters);
       } else if (counters.filesWritten() > 0) {
         LOG.info("rename shim for s3a://{}: {}", getBucket(), counters);

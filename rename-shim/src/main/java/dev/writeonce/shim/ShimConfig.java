@@ -14,8 +14,26 @@ import org.apache.hadoop.conf.Configuration;
  *
  * @param enabled whether this bucket's temporary files become pending uploads
  * @param rules the rules that recognise temporary directories and predict final keys
+ * @param onMiss what a rename the rules did not predict does
  */
-public record ShimConfig(boolean enabled, ShimRules rules) {
+public record ShimConfig(boolean enabled, ShimRules rules, OnMiss onMiss) {
+
+  /** What a rename does when the rules predicted another name for the file (a miss). */
+  public enum OnMiss {
+    /**
+     * Complete the upload under its predicted key and copy it to the rename's destination: the
+     * rename succeeds for one COPY, and the data is visible under the predicted key during the
+     * copy.
+     */
+    COPY,
+    /** Refuse the rename; nothing is completed and the upload stays pending and abortable. */
+    FAIL;
+
+    /** The value as written in configuration. */
+    public String value() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
 
   public static final String PREFIX = "writeonce.shim.";
 
@@ -46,6 +64,11 @@ public record ShimConfig(boolean enabled, ShimRules rules) {
 
   public static final String PLAIN_FILES_DEFAULT = "_SUCCESS|_blob_manifest_file";
 
+  /** What a rename the rules did not predict does: {@code copy} or {@code fail}. */
+  public static final String ON_MISS = PREFIX + "on-miss";
+
+  public static final String ON_MISS_DEFAULT = "copy";
+
   public static ShimConfig from(Configuration conf, String bucket) {
     boolean enabled = conf.getBoolean(ENABLED, ENABLED_DEFAULT);
     Set<String> buckets = new LinkedHashSet<>(conf.getTrimmedStringCollection(BUCKETS));
@@ -59,7 +82,22 @@ public record ShimConfig(boolean enabled, ShimRules rules) {
     return new ShimConfig(
         enabled,
         new ShimRules(
-            rules, pattern(PLAIN_FILES, conf.getTrimmed(PLAIN_FILES, PLAIN_FILES_DEFAULT))));
+            rules, pattern(PLAIN_FILES, conf.getTrimmed(PLAIN_FILES, PLAIN_FILES_DEFAULT))),
+        onMiss(conf.getTrimmed(ON_MISS, ON_MISS_DEFAULT)));
+  }
+
+  private static OnMiss onMiss(String value) {
+    for (OnMiss choice : OnMiss.values()) {
+      if (choice.value().equalsIgnoreCase(value)) {
+        return choice;
+      }
+    }
+    throw new IllegalArgumentException(
+        ON_MISS
+            + " = '"
+            + value
+            + "' is not one of copy (complete under the predicted name, then copy) or fail"
+            + " (refuse renames the rules did not predict)");
   }
 
   private static ShimRules.Rule rule(Configuration conf, String name) {

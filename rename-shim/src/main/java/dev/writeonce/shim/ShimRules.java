@@ -89,6 +89,30 @@ public final class ShimRules {
     return false;
   }
 
+  /**
+   * The outermost temporary directory in a key: the one the job deletes as a whole when it cleans
+   * up ({@code out/_temporary}, {@code out/.spark-staging-x}, {@code t/.hive-staging_x}); empty
+   * when the key lies under none.
+   */
+  public Optional<String> temporaryRoot(String key) {
+    int end = -1;
+    for (Rule rule : rules) {
+      Matcher matcher = rule.temporary().matcher(key);
+      if (matcher.find()) {
+        int found = matcher.end();
+        // The directory ends where its name does, whether or not the pattern took the slash.
+        if (found > 0 && key.charAt(found - 1) == '/') {
+          found--;
+        } else {
+          int slash = key.indexOf('/', found);
+          found = slash < 0 ? key.length() : slash;
+        }
+        end = end < 0 ? found : Math.min(end, found);
+      }
+    }
+    return end <= 0 ? Optional.empty() : Optional.of(key.substring(0, end));
+  }
+
   /** Whether the key names a file the engine reads back before the commit: written plainly. */
   public boolean isPlainFile(String key) {
     return plainFiles.matcher(key.substring(key.lastIndexOf('/') + 1)).matches();

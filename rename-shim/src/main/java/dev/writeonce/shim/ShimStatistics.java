@@ -13,6 +13,7 @@ public final class ShimStatistics {
   final AtomicLong uploadsCompleted = new AtomicLong();
   final AtomicLong uploadsAborted = new AtomicLong();
   final AtomicLong misses = new AtomicLong();
+  final AtomicLong missesRefused = new AtomicLong();
   final AtomicLong plainRenames = new AtomicLong();
   final AtomicLong pendingReadsRefused = new AtomicLong();
 
@@ -46,6 +47,11 @@ public final class ShimStatistics {
     return misses.get();
   }
 
+  /** Renames the rules did not predict, refused because of {@code writeonce.shim.on-miss=fail}. */
+  public long missesRefused() {
+    return missesRefused.get();
+  }
+
   /** Ordinary objects under temporary directories renamed the S3A way (COPY + DELETE). */
   public long plainRenames() {
     return plainRenames.get();
@@ -64,6 +70,7 @@ public final class ShimStatistics {
     map.put("uploads_completed", uploadsCompleted());
     map.put("uploads_aborted", uploadsAborted());
     map.put("misses", misses());
+    map.put("misses_refused", missesRefused());
     map.put("plain_renames", plainRenames());
     map.put("pending_reads_refused", pendingReadsRefused());
     return map;

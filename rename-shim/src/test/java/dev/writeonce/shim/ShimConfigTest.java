@@ -54,4 +54,26 @@ class ShimConfigTest {
     assertThat(ShimConfig.from(conf, "lake").enabled()).isTrue();
     assertThat(ShimConfig.from(conf, "scratch").enabled()).isFalse();
   }
+
+  @Test
+  void aMissCopiesByDefault() {
+    assertThat(ShimConfig.from(new Configuration(false), "lake").onMiss())
+        .isEqualTo(ShimConfig.OnMiss.COPY);
+    assertThat(ShimConfig.ON_MISS_DEFAULT).isEqualTo(ShimConfig.OnMiss.COPY.value());
+  }
+
+  @Test
+  void onMissAcceptsFailAndRefusesOtherValuesNamingTheSetting() {
+    Configuration conf = new Configuration(false);
+    conf.set(ShimConfig.ON_MISS, "fail");
+    assertThat(ShimConfig.from(conf, "lake").onMiss()).isEqualTo(ShimConfig.OnMiss.FAIL);
+
+    conf.set(ShimConfig.ON_MISS, "ignore");
+    assertThatThrownBy(() -> ShimConfig.from(conf, "lake"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("writeonce.shim.on-miss")
+        .hasMessageContaining("'ignore'")
+        .hasMessageContaining("copy")
+        .hasMessageContaining("fail");
+  }
 }

@@ -75,4 +75,18 @@ class ShimRulesTest {
         .isEqualTo("attempt_1_0001_m_000000_0");
     assertThat(ShimRules.attemptOf("o/.hive-staging_x/-ext-1/000000_0")).isEqualTo("unknown");
   }
+
+  @Test
+  void theTemporaryRootIsTheOutermostTemporaryDirectory() {
+    ShimRules rules = ShimConfig.from(new org.apache.hadoop.conf.Configuration(false), "b").rules();
+
+    assertThat(rules.temporaryRoot("out/_temporary/0/_temporary/attempt_1/part-0"))
+        .contains("out/_temporary");
+    assertThat(rules.temporaryRoot("out/.spark-staging-7/_temporary/0/task_1/day=1/part-0"))
+        .contains("out/.spark-staging-7");
+    assertThat(rules.temporaryRoot("db/t/.hive-staging_hive_1/-ext-10000/000000_0"))
+        .contains("db/t/.hive-staging_hive_1");
+    assertThat(rules.temporaryRoot("out/_temporary")).contains("out/_temporary");
+    assertThat(rules.temporaryRoot("out/part-0")).isEmpty();
+  }
 }
