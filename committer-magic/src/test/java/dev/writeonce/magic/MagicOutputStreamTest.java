@@ -43,9 +43,11 @@ class MagicOutputStreamTest {
       Arrays.fill(block, (byte) mib);
       out.write(block);
     }
+    // Two buffers: the fifth part can only be filled once the third has been sent; the fourth may
+    // still be waiting for a thread.
     assertThat(store.calls(RequestType.UPLOAD_PART))
         .as("parts sent before close")
-        .isGreaterThanOrEqualTo(4);
+        .isGreaterThanOrEqualTo(3);
     out.close();
 
     PendingUpload upload = attempt.closed.get("big");
