@@ -158,6 +158,10 @@ abstract class AbstractSparkClusterIT {
   static final class AttemptListener extends SparkListener {
     final LongAdder failed = new LongAdder();
     final LongAdder speculative = new LongAdder();
+
+    /** First attempts of partition 0 that ended without success: failed, or killed by a copy. */
+    final LongAdder firstAttemptsOfPartition0Lost = new LongAdder();
+
     final Set<String> executors = ConcurrentHashMap.newKeySet();
     final Set<String> hosts = ConcurrentHashMap.newKeySet();
 
@@ -168,6 +172,11 @@ abstract class AbstractSparkClusterIT {
       }
       if (end.taskInfo().speculative()) {
         speculative.increment();
+      }
+      if (end.taskInfo().index() == 0
+          && end.taskInfo().attemptNumber() == 0
+          && !end.taskInfo().successful()) {
+        firstAttemptsOfPartition0Lost.increment();
       }
       executors.add(end.taskInfo().executorId());
       hosts.add(end.taskInfo().host());
@@ -195,7 +204,12 @@ abstract class AbstractSparkClusterIT {
           .hasSize(2)
           .doesNotContain("driver");
       assertThat(listener.hosts).containsExactlyInAnyOrder("127.0.0.2", "127.0.0.3");
-      assertThat(listener.failed.sum()).as("failed first attempts").isEqualTo(1);
+      // The first attempt of partition 0 fails, unless a speculative copy launched while it ran
+      // slowly wins first and it is killed: either way it is retried and writes nothing.
+      assertThat(listener.failed.sum()).as("failed attempts").isLessThanOrEqualTo(1);
+      assertThat(listener.firstAttemptsOfPartition0Lost.sum())
+          .as("first attempt of partition 0 lost")
+          .isEqualTo(1);
       List<String> files = assertEveryRowOnce(view);
       assertThat(write.requests(S3Api.COPY_OBJECT)).isZero();
       assertThat(write.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(8);
