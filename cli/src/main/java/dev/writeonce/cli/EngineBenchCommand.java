@@ -1,5 +1,6 @@
 package dev.writeonce.cli;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.engine.CommitResult;
 import dev.writeonce.core.engine.JobCommitEngine;
@@ -9,7 +10,6 @@ import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.model.UploadPart;
-import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.hadoop.conf.Configuration;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -39,11 +40,13 @@ final class EngineBenchCommand implements Callable<Integer> {
   @Option(names = "--tasks", defaultValue = "1000", description = "task manifests (1000)")
   int tasks;
 
+  @Mixin CommandOutput.Options format;
+
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Override
   public Integer call() throws Exception {
-    PrintWriter out = spec.commandLine().getOut();
+    CommandOutput output = new CommandOutput(spec, format, "bench-engine");
     if (uploads < 1 || tasks < 1 || tasks > uploads) {
       throw new IllegalArgumentException("need 1 <= --tasks <= --uploads");
     }
@@ -82,21 +85,33 @@ final class EngineBenchCommand implements Callable<Integer> {
             new JobCommitRequest(jobId, "bench", ConflictMode.APPEND, manifests, List.of()));
     long millis = (System.nanoTime() - start) / 1_000_000;
     long maxHeap = Runtime.getRuntime().maxMemory();
-    out.printf(
-        Locale.ROOT,
-        "committed %d uploads from %d task manifests in %d ms (%.0f completions/s)%n",
-        result.files(),
-        tasks,
-        millis,
-        result.files() * 1000.0 / Math.max(1, millis));
-    out.printf(Locale.ROOT, "requests: %s%n", result.requests());
-    out.printf(
-        Locale.ROOT,
-        "driver heap: peak %.1f MiB during the commit, limit %.0f MiB (-Xmx)%n",
-        peakHeap() / 1048576.0,
-        maxHeap / 1048576.0);
-    out.printf(Locale.ROOT, "uploads left open: %d%n", store.openUploadCount());
-    return store.openUploadCount() == 0 ? Main.OK : Main.FAILED;
+    long peakHeap = peakHeap();
+    output.root().put("uploads", result.files());
+    output.root().put("taskManifests", tasks);
+    output.root().put("commitMillis", millis);
+    ObjectNode requests = output.root().putObject("requestsByType");
+    result.requests().forEach((type, n) -> requests.put(type.toString(), n));
+    output.root().put("peakHeapBytes", peakHeap);
+    output.root().put("maxHeapBytes", maxHeap);
+    output.root().put("uploadsLeftOpen", store.openUploadCount());
+    output.say(
+        String.format(
+            Locale.ROOT,
+            "committed %d uploads from %d task manifests in %d ms (%.0f completions/s)",
+            result.files(),
+            tasks,
+            millis,
+            result.files() * 1000.0 / Math.max(1, millis)));
+    output.say(String.format(Locale.ROOT, "requests: %s", result.requests()));
+    output.say(
+        String.format(
+            Locale.ROOT,
+            "driver heap: peak %.1f MiB during the commit, limit %.0f MiB (-Xmx)",
+            peakHeap / 1048576.0,
+            maxHeap / 1048576.0));
+    output.say(String.format(Locale.ROOT, "uploads left open: %d", store.openUploadCount()));
+    long sent = result.requests().values().stream().mapToLong(Long::longValue).sum();
+    return output.finish(store.openUploadCount() == 0 ? Main.OK : Main.FAILED, sent);
   }
 
   private static void resetPeaks() {

@@ -26,4 +26,26 @@ class EngineBenchCommandTest {
         .contains("PUT_OBJECT=3")
         .contains("uploads left open: 0");
   }
+
+  @Test
+  void withJsonTheOutputIsOneDocumentWithTheSameExitCode() throws Exception {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int exit =
+        Main.run(
+            new PrintWriter(out, true),
+            new PrintWriter(err, true),
+            "bench-engine",
+            "--uploads=100",
+            "--tasks=2",
+            "--json");
+
+    assertThat(exit).as(err.toString()).isZero();
+    var report = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.toString());
+    assertThat(report.get("command").asText()).isEqualTo("bench-engine");
+    assertThat(report.get("uploads").asInt()).isEqualTo(100);
+    assertThat(report.get("requestsByType").get("COMPLETE_UPLOAD").asInt()).isEqualTo(100);
+    assertThat(report.get("uploadsLeftOpen").asInt()).isZero();
+    assertThat(report.get("exitCode").asInt()).isZero();
+  }
 }
