@@ -46,6 +46,15 @@ final class RecoverCommand implements Callable<Integer> {
               + " lost files and leaves the job committed but unfinished")
   boolean acceptLost;
 
+  @Option(
+      names = "--ignore-lease-of",
+      paramLabel = "JOB_ID",
+      description =
+          "treat this job as abandoned although its lease is fresh (repeatable). Only for a job"
+              + " whose driver you know is gone (its process was killed, its host is down): a live"
+              + " driver of the job could otherwise still be writing or committing it")
+  java.util.Set<String> ignoreLeaseOf = new java.util.HashSet<>();
+
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -66,9 +75,17 @@ final class RecoverCommand implements Callable<Integer> {
         ObjectNode node = JobFacts.put(output.entry("jobs"), job, now);
         try {
           if (job.isLive(now)) {
-            node.put("action", "left-live");
-            output.say("leave live job " + job.jobId() + ": " + JobFacts.whyLive(job, now));
-            continue;
+            if (!ignoreLeaseOf.contains(job.jobId())) {
+              node.put("action", "left-live");
+              output.say("leave live job " + job.jobId() + ": " + JobFacts.whyLive(job, now));
+              continue;
+            }
+            node.put("leaseIgnored", true);
+            output.say(
+                "job "
+                    + job.jobId()
+                    + ": its lease is fresh but ignored (--ignore-lease-of): its driver is taken"
+                    + " for dead");
           }
           switch (job.state()) {
             case COMMITTED_UNFINISHED, FINISHED -> {

@@ -701,4 +701,28 @@ class StagingCommitterTest {
     assertThat(memory.openUploadIds()).isEmpty();
     assertThat(memory.keys()).contains("table/_writeonce/fail-mode.claim");
   }
+
+  @Test
+  void aDriverWhoseCommitFailedGivesUpItsLeaseSoRecoverNeedNotWaitForItToLapse() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    JobContext driver = job(); // one context from setup to commit, as MapReduce's drivers use
+    committer(driver, policy).setupJob(driver);
+    runTask(policy, 0, 0, List.of("part-m-00000", "part-m-00001"));
+    JobInspector inspector = new JobInspector(store, new JobLayout(Destination.of(OUT.toString())));
+    long now = System.currentTimeMillis();
+    assertThat(inspector.inspect().jobs().get(0).isLive(now)).as("set up").isTrue();
+    store.failFrom(RequestType.COMPLETE_UPLOAD, 2, ErrorKind.FATAL);
+
+    assertThatThrownBy(() -> committer(driver, policy).commitJob(driver))
+        .isInstanceOf(JobCommittedException.class);
+
+    JobInspector.Job job = inspector.inspect().jobs().get(0);
+    assertThat(job.state()).isEqualTo(JobInspector.State.COMMITTED_UNFINISHED);
+    assertThat(job.isLive(now)).as("given up: recover may finish it now").isFalse();
+    store.heal();
+    new JobCommitEngine(store, CommitterConfig.from(conf), Destination.of(OUT.toString()))
+        .resume(job.jobId());
+    assertThat(dataKeys()).containsExactly("table/part-m-00000", "table/part-m-00001");
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce"));
+  }
 }

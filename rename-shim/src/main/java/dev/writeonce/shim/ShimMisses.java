@@ -42,6 +42,13 @@ final class ShimMisses {
 
   private static final Logger LOG = LoggerFactory.getLogger(ShimMisses.class);
 
+  /**
+   * A miss completes its upload right after noting it; an object at the predicted key written later
+   * than this after the note (by the store's clock) is some later writer's, even when its bytes are
+   * the same.
+   */
+  static final long MISS_COMPLETION_WINDOW_MILLIS = 60_000;
+
   /** The directory under a temporary root that holds miss records. */
   static final String DIRECTORY = "_writeonce-shim-misses";
 
@@ -180,7 +187,7 @@ final class ShimMisses {
             e);
       }
       gateway.abortUpload(miss.predictedKey(), miss.uploadId());
-      removeIfItHoldsTheMiss(miss);
+      removeIfItHoldsTheMiss(miss, object.lastModifiedMillis());
       LOG.info(
           "rename shim: cleaned up after the failed miss {} -> {} (predicted {})",
           uri(miss.sourceKey()),
@@ -189,9 +196,22 @@ final class ShimMisses {
     }
   }
 
-  private void removeIfItHoldsTheMiss(ShimMiss miss) throws IOException {
+  private void removeIfItHoldsTheMiss(ShimMiss miss, long recordWrittenMillis) throws IOException {
     Optional<ObjectInfo> found = gateway.headObject(miss.predictedKey());
     if (found.isEmpty()) {
+      return;
+    }
+    if (found.get().lastModifiedMillis() > recordWrittenMillis + MISS_COMPLETION_WINDOW_MILLIS) {
+      // A retried job may have written the same bytes there since, legitimately: identical
+      // content and parts give an identical ETag, so only the time tells the two apart.
+      LOG.warn(
+          "rename shim: {} was written more than {} s after the miss {} -> {} was noted: taken"
+              + " for a later writer's object and left in place. If it is the miss's data, delete"
+              + " it",
+          uri(miss.predictedKey()),
+          MISS_COMPLETION_WINDOW_MILLIS / 1000,
+          uri(miss.sourceKey()),
+          uri(miss.targetKey()));
       return;
     }
     if (!holds(miss.length(), miss.etag(), found.get())) {

@@ -154,6 +154,25 @@ class ShimMissesTest {
   }
 
   @Test
+  void theCleanupLeavesTheSameBytesWrittenAtThePredictedKeyByALaterJob() throws IOException {
+    PendingUpload upload = pending();
+    store.failFrom(RequestType.DELETE_OBJECTS, 1, ErrorKind.TRANSIENT);
+    assertThatThrownBy(
+            () -> misses.completeAndCopy(SOURCE, upload, TARGET, completion, FAILING_COPY))
+        .isInstanceOf(IOException.class);
+    store.heal();
+    // A retried job, minutes later, writes the same bytes there through a hit: same ETag.
+    memory.advanceClock(5 * 60_000);
+    store.deleteObjects(List.of(PREDICTED));
+    store.completeUpload(pending());
+    assertThat(memory.content(PREDICTED)).isEqualTo(DATA);
+
+    misses.cleanUp(memory.listObjects("out/_temporary/"));
+
+    assertThat(memory.content(PREDICTED)).as("the later job's output").isEqualTo(DATA);
+  }
+
+  @Test
   void objectsThatAreNotMissRecordsAreLeftAlone() throws IOException {
     store.putObject(
         "out/_temporary/0/task_1/data.json", "{}".getBytes(StandardCharsets.UTF_8), false);

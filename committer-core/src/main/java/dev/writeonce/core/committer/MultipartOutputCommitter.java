@@ -325,6 +325,15 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
   @Override
   public void commitJob(JobContext context) throws IOException {
     String jobId = recordsJobId(context);
+    try {
+      commitJobFromStore(context, jobId);
+    } catch (IOException | RuntimeException e) {
+      giveUp(jobId, runUuid(context));
+      throw e;
+    }
+  }
+
+  private void commitJobFromStore(JobContext context, String jobId) throws IOException {
     JobCommitEngine engine = engine();
     JobIdentity identity = new JobIdentity(engine, destination, config);
     JobRecord record = identity.requireCommittable(jobId, runUuid(context));
@@ -361,6 +370,17 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
    * has already finished, was aborted, or belongs to another run with the same job id.
    */
   public CommitResult commitJob(
+      String jobId, List<TaskManifest> manifests, ConflictMode mode, List<String> replaced)
+      throws IOException {
+    try {
+      return commitJobFromManifests(jobId, manifests, mode, replaced);
+    } catch (IOException | RuntimeException e) {
+      giveUp(jobId, ownUuid());
+      throw e;
+    }
+  }
+
+  private CommitResult commitJobFromManifests(
       String jobId, List<TaskManifest> manifests, ConflictMode mode, List<String> replaced)
       throws IOException {
     JobCommitEngine engine = engine();
@@ -447,6 +467,32 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
   }
 
   private void abortJob(String jobId, Optional<String> uuid, List<TaskManifest> known)
+      throws IOException {
+    try {
+      abortOrFinish(jobId, uuid, known);
+    } catch (IOException | RuntimeException e) {
+      giveUp(jobId, uuid);
+      throw e;
+    }
+  }
+
+  /**
+   * A driver whose commit or abort of its job failed gives the job up: its lease is marked
+   * released, so that {@code writeonce recover} may finish or abort the job at once instead of
+   * waiting for the lease to lapse while this process lives on. Only this run's lease is touched.
+   */
+  private void giveUp(String jobId, Optional<String> uuid) {
+    if (uuid.isEmpty()) {
+      return;
+    }
+    try {
+      engine().records().giveUpLease(jobId, uuid.get());
+    } catch (IOException e) {
+      LOG.warn("Job {}: its lease could not be given up: {}", jobId, e.getMessage());
+    }
+  }
+
+  private void abortOrFinish(String jobId, Optional<String> uuid, List<TaskManifest> known)
       throws IOException {
     JobCommitEngine engine = engine();
     JobIdentity.AbortScope scope =

@@ -53,6 +53,7 @@ public final class JobInspector {
    * @param record the job's record, or null when it has none
    * @param leaseRenewedMillis when its driver last wrote its record or renewed its lease, by the
    *     store's clock, or 0 when it has neither
+   * @param leaseReleased whether its driver gave the job up (its commit or abort failed)
    */
   public record Job(
       String jobId,
@@ -63,7 +64,8 @@ public final class JobInspector {
       long lastModifiedMillis,
       String problem,
       JobRecord record,
-      long leaseRenewedMillis) {
+      long leaseRenewedMillis,
+      boolean leaseReleased) {
 
     /**
      * Whether a driver may still be working on the job: its record says it is set up or committing,
@@ -72,6 +74,7 @@ public final class JobInspector {
      */
     public boolean isLive(long nowMillis) {
       return record != null
+          && !leaseReleased
           && record.isInProgress()
           && state != State.FINISHED
           && state != State.ABORTED
@@ -112,6 +115,7 @@ public final class JobInspector {
   public Report inspect() throws StoreException {
     Map<String, Long> newest = new TreeMap<>();
     Map<String, Long> renewed = new TreeMap<>();
+    java.util.Set<String> withLease = new java.util.HashSet<>();
     String jobsPrefix = layout.recordsPrefix() + "jobs/";
     for (ObjectInfo object : store.listObjects(jobsPrefix)) {
       String rest = object.key().substring(jobsPrefix.length());
@@ -122,6 +126,9 @@ public final class JobInspector {
         String name = rest.substring(slash + 1);
         if (name.equals("job.json") || name.equals("lease.json")) {
           renewed.merge(jobId, object.lastModifiedMillis(), Math::max);
+        }
+        if (name.equals("lease.json")) {
+          withLease.add(jobId);
         }
       }
     }
@@ -134,16 +141,24 @@ public final class JobInspector {
     }
     List<Job> jobs = new ArrayList<>();
     for (Map.Entry<String, Long> job : newest.entrySet()) {
-      jobs.add(inspect(job.getKey(), job.getValue(), renewed.getOrDefault(job.getKey(), 0L)));
+      jobs.add(
+          inspect(
+              job.getKey(),
+              job.getValue(),
+              renewed.getOrDefault(job.getKey(), 0L),
+              withLease.contains(job.getKey())));
     }
     return new Report(jobs, success, successProblem);
   }
 
-  private Job inspect(String jobId, long modified, long renewed) throws StoreException {
+  private Job inspect(String jobId, long modified, long renewed, boolean hasLease)
+      throws StoreException {
     try {
       JobRecord record = records.loadJobRecord(jobId).orElse(null);
+      boolean released = hasLease && records.isLeaseReleased(jobId);
       if (record != null && record.state() == JobRecord.State.FINISHED) {
-        return new Job(jobId, State.FINISHED, 0, 0, List.of(), modified, null, record, renewed);
+        return new Job(
+            jobId, State.FINISHED, 0, 0, List.of(), modified, null, record, renewed, released);
       }
       JobRecords.CommitPoint point = records.loadCommitPoint(jobId);
       if (point == JobRecords.CommitPoint.COMMITTED) {
@@ -159,7 +174,8 @@ public final class JobInspector {
               modified,
               null,
               record,
-              renewed);
+              renewed,
+              released);
         }
       }
       Map<String, PendingUpload> uploads = new LinkedHashMap<>();
@@ -177,10 +193,11 @@ public final class JobInspector {
           modified,
           null,
           record,
-          renewed);
+          renewed,
+          released);
     } catch (FormatException | IllegalArgumentException e) {
       return new Job(
-          jobId, State.DAMAGED, 0, 0, List.of(), modified, e.getMessage(), null, renewed);
+          jobId, State.DAMAGED, 0, 0, List.of(), modified, e.getMessage(), null, renewed, false);
     }
   }
 }

@@ -79,6 +79,33 @@ final class JobLease {
     }
   }
 
+  /**
+   * The driver of this run gave the job up (its commit or abort failed): stops renewing and marks
+   * the lease released, so that recover may act on the job at once rather than once the lease has
+   * lapsed. Does nothing unless this process holds the lease for this run.
+   */
+  static void giveUp(StoreGateway store, JobLayout layout, String jobId, String uuid) {
+    String id = id(store, layout.leaseKey(jobId));
+    JobLease lease = HELD.get(id);
+    if (lease == null || !lease.record.uuid().equals(uuid) || !HELD.remove(id, lease)) {
+      return;
+    }
+    lease.stop();
+    try {
+      lease.store.putObject(
+          lease.key,
+          JobRecordFormat.leaseToJson(lease.record, System.currentTimeMillis(), true),
+          false);
+    } catch (StoreException e) {
+      LOG.warn(
+          "Job {}: marking its lease released failed ({}); recover treats the job as live until"
+              + " the lease lapses, {} ms after its last renewal",
+          jobId,
+          e.getMessage(),
+          lease.record.leaseMillis());
+    }
+  }
+
   /** Stops every renewal of this process; returns how many leases it held. */
   static int releaseAll() {
     int released = 0;
@@ -114,7 +141,7 @@ final class JobLease {
       }
       try {
         store.putObject(
-            key, JobRecordFormat.leaseToJson(record, System.currentTimeMillis()), false);
+            key, JobRecordFormat.leaseToJson(record, System.currentTimeMillis(), false), false);
       } catch (StoreException e) {
         LOG.warn(
             "Job {}: renewing its lease at {} failed ({}); the next renewal tries again. A lease"

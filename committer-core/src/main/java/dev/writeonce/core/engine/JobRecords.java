@@ -138,6 +138,21 @@ public final class JobRecords {
     return JobLease.releaseAll();
   }
 
+  /**
+   * This run's driver gives the job up after its commit or abort failed: its lease is marked
+   * released, so that recover need not wait for it to lapse. See {@link JobLease#giveUp}.
+   */
+  public void giveUpLease(String jobId, String uuid) {
+    JobLease.giveUp(store, layout, jobId, uuid);
+  }
+
+  /** Whether the job's lease says its driver gave the job up; false when it has no lease. */
+  public boolean isLeaseReleased(String jobId) throws StoreException, FormatException {
+    String key = layout.leaseKey(jobId);
+    Optional<byte[]> bytes = store.getObject(key);
+    return bytes.isPresent() && JobRecordFormat.isLeaseReleased(bytes.get(), uri(key));
+  }
+
   /** Stops renewing the job's lease from this process, waiting for a renewal in flight. */
   public void releaseLease(String jobId) {
     JobLease.release(store, layout, jobId);

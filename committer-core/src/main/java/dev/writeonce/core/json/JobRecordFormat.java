@@ -118,7 +118,7 @@ public final class JobRecordFormat {
    * The lease a driver renews while its job runs. Readers go by the object's store time, not by its
    * content, so that the driver's clock does not matter; the content says whose it is.
    */
-  public static byte[] leaseToJson(JobRecord record, long renewedAtMillis) {
+  public static byte[] leaseToJson(JobRecord record, long renewedAtMillis, boolean released) {
     return Json.write(
         out -> {
           out.writeStartObject();
@@ -129,8 +129,16 @@ public final class JobRecordFormat {
           out.writeStringField("host", record.host());
           out.writeNumberField("renewedAtMillis", renewedAtMillis);
           out.writeNumberField("leaseMillis", record.leaseMillis());
+          out.writeBooleanField("released", released);
           out.writeEndObject();
         });
+  }
+
+  /** Whether a lease says its driver gave the job up. */
+  public static boolean isLeaseReleased(byte[] data, String source) throws FormatException {
+    ObjectNode root = Json.readObject(data, source);
+    Json.requireFormat(root, LEASE_FORMAT, LEASE_VERSION, source);
+    return root.path("released").asBoolean(false);
   }
 
   /** True when a document at the job manifest's key is an abort fence, not a manifest. */

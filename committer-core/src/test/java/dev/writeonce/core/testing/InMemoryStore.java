@@ -204,6 +204,11 @@ public final class InMemoryStore implements StoreGateway {
   }
 
   /** The content of an object, or null; for assertions, not counted. */
+  /** Moves the store's clock forward, as time passing between two requests. */
+  public void advanceClock(long millis) {
+    clock.addAndGet(millis);
+  }
+
   public byte[] content(String key) {
     StoredObject object = objects.get(key);
     return object == null ? null : object.data().clone();
