@@ -137,7 +137,8 @@ final class ShimMisses {
             + uri(miss.predictedKey())
             + ", where the upload was completed to be copied from";
     try {
-      removeIfItHoldsTheMiss(miss);
+      // The completion just happened in this process: whatever holds the data at P is it.
+      removeIfItHoldsTheMiss(miss, Long.MAX_VALUE);
       gateway.deleteObjects(List.of(recordKey));
       return new IOException(
           rename + ". That object was deleted again, so the data is visible under neither name",
@@ -187,7 +188,7 @@ final class ShimMisses {
             e);
       }
       gateway.abortUpload(miss.predictedKey(), miss.uploadId());
-      removeIfItHoldsTheMiss(miss, object.lastModifiedMillis());
+      removeIfItHoldsTheMiss(miss, object.lastModifiedMillis() + MISS_COMPLETION_WINDOW_MILLIS);
       LOG.info(
           "rename shim: cleaned up after the failed miss {} -> {} (predicted {})",
           uri(miss.sourceKey()),
@@ -196,12 +197,16 @@ final class ShimMisses {
     }
   }
 
-  private void removeIfItHoldsTheMiss(ShimMiss miss, long recordWrittenMillis) throws IOException {
+  /**
+   * Deletes the predicted key if it holds the miss's data and was written no later than {@code
+   * latestMillis} (by the store's clock).
+   */
+  private void removeIfItHoldsTheMiss(ShimMiss miss, long latestMillis) throws IOException {
     Optional<ObjectInfo> found = gateway.headObject(miss.predictedKey());
     if (found.isEmpty()) {
       return;
     }
-    if (found.get().lastModifiedMillis() > recordWrittenMillis + MISS_COMPLETION_WINDOW_MILLIS) {
+    if (found.get().lastModifiedMillis() > latestMillis) {
       // A retried job may have written the same bytes there since, legitimately: identical
       // content and parts give an identical ETag, so only the time tells the two apart.
       LOG.warn(
