@@ -7,9 +7,8 @@ import dev.writeonce.core.store.StoreGateway;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,13 +30,7 @@ final class JobLease {
   private static final Logger LOG = LoggerFactory.getLogger(JobLease.class);
 
   /** One daemon thread renews every lease of the process; a renewal is one small PUT. */
-  private static final ScheduledExecutorService RENEWER =
-      Executors.newSingleThreadScheduledExecutor(
-          runnable -> {
-            Thread thread = new Thread(runnable, "writeonce-job-lease");
-            thread.setDaemon(true);
-            return thread;
-          });
+  private static final ScheduledThreadPoolExecutor RENEWER = renewer();
 
   private static final Map<String, JobLease> HELD = new ConcurrentHashMap<>();
 
@@ -52,6 +45,20 @@ final class JobLease {
     this.store = store;
     this.key = key;
     this.record = record;
+  }
+
+  private static ScheduledThreadPoolExecutor renewer() {
+    ScheduledThreadPoolExecutor renewer =
+        new ScheduledThreadPoolExecutor(
+            1,
+            runnable -> {
+              Thread thread = new Thread(runnable, "writeonce-job-lease");
+              thread.setDaemon(true);
+              return thread;
+            });
+    // A released lease leaves the queue at once, with the store and record it holds.
+    renewer.setRemoveOnCancelPolicy(true);
+    return renewer;
   }
 
   private static String id(StoreGateway store, String key) {
