@@ -664,6 +664,11 @@ public class RenameShimFileSystem extends S3AFileSystem {
     miss(srcKey, upload, targetKey);
   }
 
+  /** Whether a key names a file Hive renamed to keep an existing one: {@code <name>_copy_<K>}. */
+  private static boolean isHiveCopyName(String key) {
+    return key.substring(key.lastIndexOf('/') + 1).matches(".*_copy_\\d+(\\.[^./]+)?");
+  }
+
   /** Completes an upload; a repeated completion of the same object counts as done. */
   private void completeOnce(PendingUpload upload) throws IOException {
     try {
@@ -732,7 +737,13 @@ public class RenameShimFileSystem extends S3AFileSystem {
               + ") that predicts "
               + to
               + ", or leave this bucket out of "
-              + ShimConfig.BUCKETS);
+              + ShimConfig.BUCKETS
+              + (isHiveCopyName(upload.key()) || isHiveCopyName(targetKey)
+                  ? ". Another statement inserting into the same table or partition at the same"
+                      + " time most likely took that name first: run such statements one after"
+                      + " another (docs/hive.md, Limits); files of this statement moved before"
+                      + " this one are already in the table"
+                  : ""));
     }
     misses.completeAndCopy(
         srcKey,
