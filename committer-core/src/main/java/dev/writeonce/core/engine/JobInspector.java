@@ -69,8 +69,8 @@ public final class JobInspector {
 
     /**
      * Whether a driver may still be working on the job: its record says it is set up or committing,
-     * and its lease was renewed less than the lease's length before {@code nowMillis}. Recover and
-     * purge leave such a job alone.
+     * its driver has not given it up, and its lease was renewed less than the lease's length before
+     * {@code nowMillis}. Recover and purge leave such a job alone.
      */
     public boolean isLive(long nowMillis) {
       return record != null
