@@ -79,12 +79,7 @@ final class InspectCommand implements Callable<Integer> {
           new JobRecords(access.gateway, access.layout).loadFailModeClaim();
       if (claim.isPresent()) {
         DestinationClaim c = claim.get();
-        ObjectNode node = output.root().putObject("failModeClaim");
-        node.put("jobId", c.jobId());
-        node.put("run", c.uuid());
-        node.put("host", c.host());
-        node.put("claimedAt", CommandOutput.instant(c.claimedAtMillis()));
-        node.put("expiresAt", CommandOutput.instant(c.expiresAtMillis()));
+        JobFacts.putClaim(output, access.layout, c);
         output.say(
             "fail-mode claim: held by job "
                 + c.jobId()

@@ -37,6 +37,18 @@ final class JobFacts {
     return node;
   }
 
+  /** A fail-mode claim as an entry of the JSON document's {@code failModeClaims}. */
+  static ObjectNode putClaim(CommandOutput output, JobLayout layout, DestinationClaim claim) {
+    ObjectNode node = output.entry("failModeClaims");
+    node.put("destination", layout.destination().toString());
+    node.put("jobId", claim.jobId());
+    node.put("run", claim.uuid());
+    node.put("host", claim.host());
+    node.put("claimedAt", CommandOutput.instant(claim.claimedAtMillis()));
+    node.put("expiresAt", CommandOutput.instant(claim.expiresAtMillis()));
+    return node;
+  }
+
   /** Why a live job is left alone: who holds its lease and until when. */
   static String whyLive(Job job, long now) {
     return "its driver on "
@@ -66,13 +78,7 @@ final class JobFacts {
       return;
     }
     DestinationClaim claim = found.get();
-    ObjectNode node = output.entry("failModeClaims");
-    node.put("destination", layout.destination().toString());
-    node.put("jobId", claim.jobId());
-    node.put("run", claim.uuid());
-    node.put("host", claim.host());
-    node.put("claimedAt", CommandOutput.instant(claim.claimedAtMillis()));
-    node.put("expiresAt", CommandOutput.instant(claim.expiresAtMillis()));
+    ObjectNode node = putClaim(output, layout, claim);
     Optional<Job> holder =
         report.jobs().stream().filter(job -> job.jobId().equals(claim.jobId())).findFirst();
     String uri = layout.destination().uriOf(layout.failModeClaimKey());
