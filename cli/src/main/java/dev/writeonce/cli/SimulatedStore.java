@@ -113,6 +113,19 @@ final class SimulatedStore implements StoreGateway {
   }
 
   @Override
+  public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+    counters.increment(RequestType.PUT_OBJECT);
+    ObjectInfo info = new ObjectInfo(key, data.length, Etags.md5Hex(data), 0);
+    ObjectInfo current = objects.get(key);
+    if (current == null
+        || !current.etag().equals(Etags.unquote(etag))
+        || !objects.replace(key, current, info)) {
+      throw new StoreException(ErrorKind.PRECONDITION_FAILED, 412, key + " changed", null);
+    }
+    return info.etag();
+  }
+
+  @Override
   public Optional<byte[]> getObject(String key) {
     counters.increment(RequestType.GET_OBJECT);
     return Optional.empty();

@@ -291,6 +291,35 @@ public final class S3StoreGateway implements StoreGateway {
   }
 
   @Override
+  public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+    PutObjectRequest.Builder request =
+        requests == null
+            ? PutObjectRequest.builder().bucket(bucket).key(key).contentLength((long) data.length)
+            : requests.newPutObjectRequestBuilder(
+                key, PutObjectOptions.defaultOptions(), data.length, false);
+    request.ifMatch(Etags.unquote(etag));
+    try {
+      String written =
+          call(
+              RequestType.PUT_OBJECT,
+              "PutObject",
+              key,
+              () -> s3.putObject(request.build(), RequestBody.fromBytes(data)).eTag());
+      return Etags.unquote(written);
+    } catch (StoreException e) {
+      if (e.is(ErrorKind.NOT_FOUND)) {
+        // MinIO answers If-Match on a missing key with 404, Ceph RGW and S3 with 412.
+        throw new StoreException(
+            ErrorKind.PRECONDITION_FAILED,
+            412,
+            "PutObject " + key + " If-Match " + etag + ": the object is gone",
+            e);
+      }
+      throw e;
+    }
+  }
+
+  @Override
   public Optional<byte[]> getObject(String key) throws StoreException {
     GetObjectRequest request =
         requests == null

@@ -66,6 +66,19 @@ public interface StoreGateway {
    */
   String putObject(String key, byte[] data, boolean ifNoneMatch) throws StoreException;
 
+  /**
+   * Overwrites a small object only while it is still the version the caller read ({@code
+   * If-Match}): the one compare-and-swap the stores offer, which renews or takes over a lock held
+   * under a lease without a window between the check and the write.
+   *
+   * @param etag the ETag the object must still have, without quotes (Ceph RGW compares it as given,
+   *     so a quoted ETag never matches there)
+   * @return the ETag of the new object
+   * @throws StoreException of kind {@link ErrorKind#PRECONDITION_FAILED} when the object changed or
+   *     is gone
+   */
+  String replaceObject(String key, byte[] data, String etag) throws StoreException;
+
   /** Reads a whole small object (a manifest or a marker), or empty when it does not exist. */
   Optional<byte[]> getObject(String key) throws StoreException;
 

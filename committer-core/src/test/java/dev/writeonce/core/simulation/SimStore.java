@@ -162,6 +162,11 @@ final class SimStore implements StoreGateway {
   }
 
   @Override
+  public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+    return call("PutObject If-Match " + key, () -> world.memory.replaceObject(key, data, etag));
+  }
+
+  @Override
   public Optional<byte[]> getObject(String key) throws StoreException {
     return call("GetObject " + key, () -> world.memory.getObject(key));
   }

@@ -196,6 +196,11 @@ public final class FaultInjectingStore implements StoreGateway {
   }
 
   @Override
+  public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+    return call(RequestType.PUT_OBJECT, key, () -> delegate.replaceObject(key, data, etag));
+  }
+
+  @Override
   public Optional<byte[]> getObject(String key) throws StoreException {
     return call(RequestType.GET_OBJECT, key, () -> delegate.getObject(key));
   }

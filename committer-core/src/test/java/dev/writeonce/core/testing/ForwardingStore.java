@@ -66,6 +66,11 @@ public class ForwardingStore implements StoreGateway {
   }
 
   @Override
+  public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+    return delegate.replaceObject(key, data, etag);
+  }
+
+  @Override
   public Optional<byte[]> getObject(String key) throws StoreException {
     return delegate.getObject(key);
   }

@@ -170,6 +170,28 @@ public final class InMemoryStore implements StoreGateway {
   }
 
   @Override
+  public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+    counters.increment(RequestType.PUT_OBJECT);
+    StoredObject object =
+        new StoredObject(data.clone(), Etags.md5Hex(data), clock.incrementAndGet());
+    StoredObject[] replaced = new StoredObject[1];
+    objects.computeIfPresent(
+        key,
+        (k, current) -> {
+          if (!current.etag().equals(Etags.unquote(etag))) {
+            return current;
+          }
+          replaced[0] = current;
+          return object;
+        });
+    if (replaced[0] == null) {
+      throw new StoreException(
+          ErrorKind.PRECONDITION_FAILED, 412, "PutObject " + key + ": PreconditionFailed", null);
+    }
+    return object.etag();
+  }
+
+  @Override
   public Optional<byte[]> getObject(String key) {
     counters.increment(RequestType.GET_OBJECT);
     return Optional.ofNullable(objects.get(key)).map(o -> o.data().clone());
@@ -203,12 +225,17 @@ public final class InMemoryStore implements StoreGateway {
     }
   }
 
-  /** The content of an object, or null; for assertions, not counted. */
   /** Moves the store's clock forward, as time passing between two requests. */
   public void advanceClock(long millis) {
     clock.addAndGet(millis);
   }
 
+  /** The store's clock: the last-modified time of the next write, less one. */
+  public long clockMillis() {
+    return clock.get();
+  }
+
+  /** The content of an object, or null; for assertions, not counted. */
   public byte[] content(String key) {
     StoredObject object = objects.get(key);
     return object == null ? null : object.data().clone();
