@@ -31,6 +31,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.CreateFlag;
@@ -132,6 +133,34 @@ public class RenameShimFileSystem extends S3AFileSystem {
           stagingDirectory + " is not a staging directory the rename shim handles");
     }
     gateway.putObject(key + "/" + LoadPlan.FILE_NAME, plan.toBytes(), false);
+  }
+
+  /**
+   * Takes the insert lock of a directory for a statement that adds files whose names depend on the
+   * files already there (see {@link InsertLockHolder}), waiting up to {@link
+   * ShimConfig#INSERT_WAIT} for another statement holding it; empty when the shim is off for this
+   * bucket. The caller releases it once the statement's files are in place or it failed.
+   *
+   * @param progress told when the statement waits, and when it takes over a lapsed lock
+   */
+  public Optional<InsertLockHolder> lockForInsert(
+      Path directory, String statement, Consumer<String> progress) throws IOException {
+    if (!shim.enabled()) {
+      return Optional.empty();
+    }
+    String dir = keyOf(directory);
+    String key = (dir.isEmpty() ? "" : dir + "/") + InsertLockHolder.OBJECT_NAME;
+    return Optional.of(
+        InsertLockHolder.acquire(
+            gateway,
+            key,
+            "s3a://" + getBucket() + "/" + key,
+            "s3a://" + getBucket() + "/" + dir,
+            statement,
+            config.leaseMillis(),
+            shim.insertWaitMillis(),
+            ShimConfig.INSERT_WAIT,
+            progress));
   }
 
   /** What this instance has done so far. */
@@ -740,9 +769,11 @@ public class RenameShimFileSystem extends S3AFileSystem {
               + ShimConfig.BUCKETS
               + (isHiveCopyName(upload.key()) || isHiveCopyName(targetKey)
                   ? ". Another statement inserting into the same table or partition at the same"
-                      + " time most likely took that name first: run such statements one after"
-                      + " another (docs/hive.md, Limits); files of this statement moved before"
-                      + " this one are already in the table"
+                      + " time most likely took that name first: name"
+                      + " dev.writeonce.hive.LoadPlanHook in hive.exec.post.hooks and"
+                      + " hive.exec.failure.hooks as well as hive.exec.pre.hooks, so that such"
+                      + " statements take turns (docs/hive.md); files of this statement moved"
+                      + " before this one are already in the table"
                   : ""));
     }
     misses.completeAndCopy(

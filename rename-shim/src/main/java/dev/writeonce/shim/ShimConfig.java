@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.apache.hadoop.conf.Configuration;
@@ -15,8 +16,9 @@ import org.apache.hadoop.conf.Configuration;
  * @param enabled whether this bucket's temporary files become pending uploads
  * @param rules the rules that recognise temporary directories and predict final keys
  * @param onMiss what a rename the rules did not predict does
+ * @param insertWaitMillis how long a statement waits for another one's insert lock on a directory
  */
-public record ShimConfig(boolean enabled, ShimRules rules, OnMiss onMiss) {
+public record ShimConfig(boolean enabled, ShimRules rules, OnMiss onMiss, long insertWaitMillis) {
 
   /** What a rename does when the rules predicted another name for the file (a miss). */
   public enum OnMiss {
@@ -69,6 +71,14 @@ public record ShimConfig(boolean enabled, ShimRules rules, OnMiss onMiss) {
 
   public static final String ON_MISS_DEFAULT = "copy";
 
+  /**
+   * How long a Hive statement that adds files to a table waits while another statement holds the
+   * table's insert lock ({@link InsertLockHolder}).
+   */
+  public static final String INSERT_WAIT = PREFIX + "insert-wait";
+
+  public static final String INSERT_WAIT_DEFAULT = "2h";
+
   public static ShimConfig from(Configuration conf, String bucket) {
     boolean enabled = conf.getBoolean(ENABLED, ENABLED_DEFAULT);
     Set<String> buckets = new LinkedHashSet<>(conf.getTrimmedStringCollection(BUCKETS));
@@ -83,7 +93,27 @@ public record ShimConfig(boolean enabled, ShimRules rules, OnMiss onMiss) {
         enabled,
         new ShimRules(
             rules, pattern(PLAIN_FILES, conf.getTrimmed(PLAIN_FILES, PLAIN_FILES_DEFAULT))),
-        onMiss(conf.getTrimmed(ON_MISS, ON_MISS_DEFAULT)));
+        onMiss(conf.getTrimmed(ON_MISS, ON_MISS_DEFAULT)),
+        insertWait(conf));
+  }
+
+  private static long insertWait(Configuration conf) {
+    long millis;
+    try {
+      millis = conf.getTimeDuration(INSERT_WAIT, INSERT_WAIT_DEFAULT, TimeUnit.MILLISECONDS);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          INSERT_WAIT
+              + " = '"
+              + conf.get(INSERT_WAIT)
+              + "' is not a duration (for example 30m, 2h or 1d)",
+          e);
+    }
+    if (millis < 0) {
+      throw new IllegalArgumentException(
+          INSERT_WAIT + " = '" + conf.get(INSERT_WAIT) + "' is negative; 0 means do not wait");
+    }
+    return millis;
   }
 
   private static OnMiss onMiss(String value) {

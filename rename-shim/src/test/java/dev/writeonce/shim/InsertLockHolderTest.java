@@ -1,0 +1,229 @@
+package dev.writeonce.shim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.core.json.InsertLockFormat;
+import dev.writeonce.core.model.InsertLock;
+import dev.writeonce.core.store.ErrorKind;
+import dev.writeonce.core.store.RequestType;
+import dev.writeonce.core.store.StoreException;
+import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.testing.ForwardingStore;
+import dev.writeonce.core.testing.InMemoryStore;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The insert lock against an in-memory store whose clock the test moves: waiting for a live holder,
+ * taking over a lapsed lock exactly once, answers lost on the way, and a holder that learns it was
+ * taken over.
+ */
+class InsertLockHolderTest {
+
+  private static final String KEY = "warehouse/t/" + InsertLockHolder.OBJECT_NAME;
+  private static final String URI = "s3a://bucket/" + KEY;
+  private static final long LEASE = 10_000;
+  private static final long WAIT = 60_000;
+
+  private final InMemoryStore memory = new InMemoryStore("bucket");
+  private final List<String> progress = new ArrayList<>();
+
+  private InsertLockHolder acquire(StoreGateway store, String statement, InsertLockHolder.Pause p)
+      throws IOException {
+    return InsertLockHolder.acquire(
+        store,
+        KEY,
+        URI,
+        "s3a://bucket/warehouse/t",
+        statement,
+        LEASE,
+        WAIT,
+        ShimConfig.INSERT_WAIT,
+        progress::add,
+        memory::clockMillis,
+        p);
+  }
+
+  private InsertLockHolder acquire(String statement, InsertLockHolder.Pause p) throws IOException {
+    return acquire(memory, statement, p);
+  }
+
+  private static InsertLockHolder.Pause neverWaits() {
+    return millis -> {
+      throw new AssertionError("did not expect to wait");
+    };
+  }
+
+  private InsertLock stored() throws IOException {
+    return InsertLockFormat.fromJson(memory.content(KEY), URI);
+  }
+
+  @Test
+  void aStatementWaitsWhileAnotherHoldsTheLockAndTakesItOnceReleased() throws Exception {
+    InsertLockHolder first = acquire("statement-1", neverWaits());
+    AtomicInteger pauses = new AtomicInteger();
+
+    InsertLockHolder second =
+        acquire(
+            "statement-2",
+            millis -> {
+              memory.advanceClock(millis);
+              if (pauses.incrementAndGet() == 3) {
+                first.release();
+              }
+            });
+
+    assertThat(pauses).hasValue(3);
+    assertThat(stored().holder()).isEqualTo("statement-2");
+    assertThat(second.lock().uuid()).isEqualTo(stored().uuid());
+    assertThat(progress)
+        .hasSize(1)
+        .allMatch(line -> line.startsWith("waiting for statement statement-1"))
+        .allMatch(line -> line.contains(ShimConfig.INSERT_WAIT));
+    second.release();
+    assertThat(memory.keys()).isEmpty();
+  }
+
+  @Test
+  void aLockWhoseHolderStoppedRenewingIsTakenOverAfterItsLeaseAndItsHolderLearnsItLostIt()
+      throws Exception {
+    InsertLockHolder stalled = acquire("statement-1", neverWaits());
+
+    InsertLockHolder taker = acquire("statement-2", millis -> memory.advanceClock(millis));
+
+    assertThat(stored().holder()).isEqualTo("statement-2");
+    assertThat(progress).last().asString().startsWith("took over the insert lock " + URI);
+    assertThat(memory.clockMillis() - stalled.lock().claimedAtMillis()).isGreaterThan(LEASE);
+
+    stalled.renew();
+    assertThat(stalled.isLost()).isTrue();
+    stalled.release();
+    assertThat(stored().holder())
+        .as("a holder that lost the lock never removes the taker's")
+        .isEqualTo("statement-2");
+    taker.release();
+    assertThat(memory.keys()).isEmpty();
+  }
+
+  @Test
+  void aHolderThatRenewsKeepsTheLockAndTheWaiterGivesUpNamingItAndTheSetting() throws Exception {
+    InsertLockHolder live = acquire("statement-1", neverWaits());
+
+    assertThatThrownBy(
+            () ->
+                acquire(
+                    "statement-2",
+                    millis -> {
+                      memory.advanceClock(millis);
+                      live.renew();
+                    }))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("statement statement-1")
+        .hasMessageContaining(URI)
+        .hasMessageContaining(ShimConfig.INSERT_WAIT)
+        .hasMessageContaining("lapses at");
+
+    assertThat(live.isLost()).isFalse();
+    assertThat(stored().holder()).isEqualTo("statement-1");
+    assertThat(progress).as("one report: the wait ran out before the next one").hasSize(1);
+  }
+
+  @Test
+  void twoWaitersCannotBothTakeOverOneLapsedLock() throws Exception {
+    acquire("dead-statement", neverWaits());
+    memory.advanceClock(LEASE + 1);
+    List<InsertLockHolder> third = new ArrayList<>();
+    AtomicInteger takeovers = new AtomicInteger();
+    StoreGateway racing =
+        new ForwardingStore(memory) {
+          @Override
+          public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+            if (takeovers.incrementAndGet() == 1) {
+              // Another waiter read the same lapsed lock and takes it over first.
+              try {
+                third.add(acquire(memory, "statement-3", neverWaits()));
+              } catch (IOException e) {
+                throw new AssertionError(e);
+              }
+            }
+            return super.replaceObject(key, data, etag);
+          }
+        };
+    AtomicInteger pauses = new AtomicInteger();
+
+    InsertLockHolder second =
+        acquire(
+            racing,
+            "statement-2",
+            millis -> {
+              assertThat(new String(memory.content(KEY))).contains("\"statement-3\"");
+              memory.advanceClock(millis);
+              if (pauses.incrementAndGet() == 2) {
+                third.get(0).release();
+              }
+            });
+
+    assertThat(takeovers)
+        .as("statement-2's takeover was refused: the lock had changed")
+        .hasValue(1);
+    assertThat(pauses).as("so it waited for statement-3").hasValue(2);
+    assertThat(stored().holder()).isEqualTo("statement-2");
+    assertThat(second.lock().uuid()).isEqualTo(stored().uuid());
+  }
+
+  @Test
+  void aLockWriteWhoseAnswerWasLostIsRecognisedAsOwnAndSoIsALostRenewal() throws Exception {
+    AtomicInteger lostAnswers = new AtomicInteger();
+    StoreGateway losing =
+        new ForwardingStore(memory) {
+          @Override
+          public String putObject(String key, byte[] data, boolean ifNoneMatch)
+              throws StoreException {
+            super.putObject(key, data, ifNoneMatch);
+            lostAnswers.incrementAndGet();
+            throw new StoreException(ErrorKind.TRANSIENT, 500, "answer lost", null);
+          }
+
+          @Override
+          public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+            String written = super.replaceObject(key, data, etag);
+            if (lostAnswers.incrementAndGet() == 2) {
+              throw new StoreException(ErrorKind.TRANSIENT, 500, "answer lost", null);
+            }
+            return written;
+          }
+        };
+
+    InsertLockHolder held = acquire(losing, "statement-1", neverWaits());
+    assertThat(stored().uuid()).isEqualTo(held.lock().uuid());
+
+    memory.advanceClock(LEASE / 4);
+    held.renew(); // lands, answer lost: the holder keeps the old ETag
+    memory.advanceClock(LEASE / 4);
+    held.renew(); // 412 on the old ETag; read back: still this acquisition's
+    assertThat(held.isLost()).isFalse();
+    memory.advanceClock(LEASE / 4);
+    long puts = memory.counters().get(RequestType.PUT_OBJECT);
+    held.renew();
+    assertThat(memory.counters().get(RequestType.PUT_OBJECT)).isEqualTo(puts + 1);
+    assertThat(held.isLost()).isFalse();
+    held.release();
+    held.release();
+    assertThat(memory.keys()).isEmpty();
+  }
+
+  @Test
+  void anObjectThatIsNotALockIsNotOverwrittenAndTheErrorNamesIt() throws Exception {
+    memory.putObject(KEY, "written by another tool".getBytes(), false);
+
+    assertThatThrownBy(() -> acquire("statement-1", neverWaits()))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining(URI)
+        .hasMessageContaining("not a writeonce insert lock");
+    assertThat(new String(memory.content(KEY))).isEqualTo("written by another tool");
+  }
+}
