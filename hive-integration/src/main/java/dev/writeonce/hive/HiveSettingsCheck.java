@@ -19,6 +19,11 @@ public final class HiveSettingsCheck {
   public static final String BLOBSTORE_AS_SCRATCH = "hive.blobstore.use.blobstore.as.scratchdir";
   public static final String BLOBSTORE_OPTIMIZATIONS = "hive.blobstore.optimizations.enabled";
   public static final String SCRATCH_FOR_STAGING = "hive.use.scratchdir.for.staging";
+  public static final String PRE_HOOKS = "hive.exec.pre.hooks";
+  public static final String POST_HOOKS = "hive.exec.post.hooks";
+  public static final String FAILURE_HOOKS = "hive.exec.failure.hooks";
+
+  private static final String HOOK = LoadPlanHook.class.getName();
 
   private HiveSettingsCheck() {}
 
@@ -77,7 +82,33 @@ public final class HiveSettingsCheck {
                   + " the final location of a staged file cannot be derived from its path.",
               "set " + key + "=false."));
     }
+    for (String key : new String[] {POST_HOOKS, FAILURE_HOOKS}) {
+      if (hooks(conf, PRE_HOOKS).contains(HOOK) && !hooks(conf, key).contains(HOOK)) {
+        findings.add(
+            new Finding(
+                key,
+                conf.get(key, ""),
+                HOOK
+                    + " takes a table's insert lock before an INSERT INTO and releases it after"
+                    + " the statement, in the post-execution and failure hooks; without both it"
+                    + " takes no lock, and two INSERT INTO statements running at once on one table"
+                    + " can choose the same file names, failing the second one's move.",
+                "add " + HOOK + " to " + POST_HOOKS + " and " + FAILURE_HOOKS + "."));
+      }
+    }
     return findings;
+  }
+
+  /**
+   * Whether Hive calls {@link LoadPlanHook} after every statement, succeeded or failed, so that a
+   * lock it takes before the statement is always released.
+   */
+  public static boolean releasesInsertLocks(Configuration conf) {
+    return hooks(conf, POST_HOOKS).contains(HOOK) && hooks(conf, FAILURE_HOOKS).contains(HOOK);
+  }
+
+  private static List<String> hooks(Configuration conf, String key) {
+    return List.of(conf.getTrimmedStrings(key));
   }
 
   /** The findings as lines for a log or a console. */

@@ -1,5 +1,6 @@
 package dev.writeonce.hive;
 
+import dev.writeonce.shim.InsertLockHolder;
 import dev.writeonce.shim.LoadPlan;
 import dev.writeonce.shim.RenameShimFileSystem;
 import java.io.IOException;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -28,26 +30,47 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A Hive pre-execution hook ({@code hive.exec.pre.hooks}) for the rename shim. Before a statement's
- * jobs run, it writes the statement's {@link LoadPlan} into each staging directory on a shimmed
- * bucket, so that every upload starts at the key Hive's MoveTask will give the file, {@code
- * _copy_K} names and CTAS destinations included; and it warns, once per JVM, about settings that do
- * not go with the shim ({@link HiveSettingsCheck}). One PUT per statement; nothing on other file
- * systems.
+ * A Hive hook for the rename shim, to be named in {@code hive.exec.pre.hooks}, {@code
+ * hive.exec.post.hooks} and {@code hive.exec.failure.hooks}. Before a statement's jobs run, it
+ * writes the statement's {@link LoadPlan} into each staging directory on a shimmed bucket, so that
+ * every upload starts at the key Hive's MoveTask will give the file, {@code _copy_K} names and CTAS
+ * destinations included; and it warns, once per JVM, about settings that do not go with the shim
+ * ({@link HiveSettingsCheck}). One PUT per statement; nothing on other file systems.
+ *
+ * <p>A statement that adds files to a table (INSERT INTO) chooses their names from the files
+ * already there when its tasks start, and its MoveTask chooses them again when it moves them. Two
+ * such statements running at once on one table would choose the same names. So the hook takes the
+ * table's insert lock ({@link InsertLockHolder}) before such a statement's jobs run, waiting while
+ * another statement holds it, and releases it after the statement, in the post-execution or the
+ * failure hook. Two requests per INSERT INTO, none for other statements.
  */
 public class LoadPlanHook implements ExecuteWithHookContext {
 
   private static final Logger LOG = LoggerFactory.getLogger(LoadPlanHook.class);
+
+  /** The table property holding its location (Hive's {@code META_TABLE_LOCATION}). */
+  private static final String TABLE_LOCATION = "location";
+
   private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
+
+  /** The insert locks each running statement holds, by query id. */
+  private static final Map<String, List<InsertLockHolder>> LOCKS = new ConcurrentHashMap<>();
 
   @Override
   public void run(HookContext context) throws Exception {
-    if (context.getHookType() != HookContext.HookType.PRE_EXEC_HOOK) {
-      return;
+    switch (context.getHookType()) {
+      case PRE_EXEC_HOOK -> beforeStatement(context);
+      case POST_EXEC_HOOK, ON_FAILURE_HOOK -> releaseLocks(context.getQueryPlan().getQueryId());
+      default -> {}
     }
+  }
+
+  private static void beforeStatement(HookContext context) throws IOException {
     HiveConf conf = context.getConf();
     warnAbout(HiveSettingsCheck.check(conf));
+    String statement = context.getQueryPlan().getQueryId();
     Map<Path, Map<String, LoadPlan.Load>> plans = new LinkedHashMap<>();
+    Set<Path> lockDirectories = new TreeSet<>();
     for (MoveWork move : moves(context.getQueryPlan().getRootTasks())) {
       LoadTableDesc table = move.getLoadTableWork();
       if (table != null && table.getSourcePath() != null) {
@@ -56,6 +79,9 @@ public class LoadPlanHook implements ExecuteWithHookContext {
                 ? LoadPlan.Mode.KEEP
                 : LoadPlan.Mode.REPLACE;
         add(plans, table.getSourcePath(), new LoadPlan.Load(mode, Optional.empty()));
+        if (mode == LoadPlan.Mode.KEEP) {
+          lockDirectory(table, conf).ifPresent(lockDirectories::add);
+        }
       }
       LoadFileDesc file = move.getLoadFileWork();
       if (file != null && file.getSourcePath() != null && file.getTargetDir() != null) {
@@ -68,8 +94,84 @@ public class LoadPlanHook implements ExecuteWithHookContext {
                 LoadPlan.Mode.REPLACE, Optional.of(targetFs.makeQualified(target).toString())));
       }
     }
-    for (Map.Entry<Path, Map<String, LoadPlan.Load>> plan : plans.entrySet()) {
-      write(plan.getKey(), new LoadPlan(plan.getValue()), conf);
+    if (!lockDirectories.isEmpty() && HiveSettingsCheck.releasesInsertLocks(conf)) {
+      takeLocks(statement, lockDirectories, conf);
+    }
+    try {
+      for (Map.Entry<Path, Map<String, LoadPlan.Load>> plan : plans.entrySet()) {
+        write(plan.getKey(), new LoadPlan(plan.getValue()), conf);
+      }
+    } catch (IOException | RuntimeException e) {
+      releaseLocks(statement);
+      throw e;
+    }
+  }
+
+  /**
+   * The directory whose insert lock a statement adding files to the table takes: the table's, so
+   * that a static-partition and a dynamic-partition INSERT INTO of one partition exclude each
+   * other; empty when the table is not on a shimmed bucket.
+   */
+  private static Optional<Path> lockDirectory(LoadTableDesc table, HiveConf conf)
+      throws IOException {
+    Path staging = table.getSourcePath().getParent();
+    if (staging == null || staging.getParent() == null) {
+      return Optional.empty();
+    }
+    Path directory = staging.getParent();
+    String location =
+        table.getTable() == null || table.getTable().getProperties() == null
+            ? null
+            : table.getTable().getProperties().getProperty(TABLE_LOCATION);
+    if (location != null && !location.isBlank()) {
+      Path tableDirectory = new Path(location);
+      FileSystem fs = tableDirectory.getFileSystem(conf);
+      Path qualified = fs.makeQualified(tableDirectory);
+      String under = fs.makeQualified(directory).toString() + "/";
+      if (under.startsWith(qualified.toString() + "/")) {
+        directory = qualified;
+      }
+    }
+    FileSystem fs = directory.getFileSystem(conf);
+    if (!(fs instanceof RenameShimFileSystem shim) || !shim.shims(table.getSourcePath())) {
+      return Optional.empty();
+    }
+    return Optional.of(fs.makeQualified(directory));
+  }
+
+  /** Takes the insert locks in path order, so that two statements never wait for each other. */
+  private static void takeLocks(String statement, Set<Path> directories, HiveConf conf)
+      throws IOException {
+    List<InsertLockHolder> held = new ArrayList<>();
+    try {
+      for (Path directory : directories) {
+        RenameShimFileSystem shim = (RenameShimFileSystem) directory.getFileSystem(conf);
+        shim.lockForInsert(directory, statement, LoadPlanHook::tell).ifPresent(held::add);
+      }
+    } catch (IOException | RuntimeException e) {
+      held.forEach(InsertLockHolder::release);
+      throw e;
+    }
+    List<InsertLockHolder> previous = LOCKS.put(statement, held);
+    if (previous != null) {
+      previous.forEach(InsertLockHolder::release);
+    }
+    LOG.debug("{}: insert locks on {}", statement, directories);
+  }
+
+  private static void releaseLocks(String statement) {
+    List<InsertLockHolder> held = LOCKS.remove(statement);
+    if (held != null) {
+      held.forEach(InsertLockHolder::release);
+    }
+  }
+
+  private static void tell(String line) {
+    String message = "writeonce: " + line;
+    LOG.info(message);
+    SessionState.LogHelper console = SessionState.getConsole();
+    if (console != null) {
+      console.printInfo(message, false);
     }
   }
 

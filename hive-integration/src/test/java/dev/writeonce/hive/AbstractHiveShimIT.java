@@ -21,6 +21,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.junit.jupiter.api.AfterAll;
@@ -328,6 +332,73 @@ abstract class AbstractHiveShimIT {
             new BucketView(store(), shimBucket)
                 .openUploads(
                     List.of("nohook-warehouse/t/000000_0", "nohook-warehouse/t/000000_0_copy_1")))
+        .isEmpty();
+  }
+
+  @Test
+  void twoInsertIntoStatementsAtOnceOnOneTableBothSucceedWithDistinctNamesAndNoCopy()
+      throws Exception {
+    String database = database(shimBucket) + "_concurrent";
+    hive.execute(
+        "CREATE DATABASE "
+            + database
+            + " LOCATION 's3a://"
+            + shimBucket
+            + "/concurrent-warehouse'");
+    String table = database + ".t";
+    hive.execute("CREATE TABLE " + table + " (id INT, name STRING)");
+    hive.execute("INSERT INTO " + table + " VALUES (0, 'seed')");
+    RenameShimFileSystem fs =
+        (RenameShimFileSystem) FileSystem.get(URI.create("s3a://" + shimBucket + "/"), hive.conf());
+    long missesBefore = fs.shimStatistics().misses();
+    long refusedBefore = fs.shimStatistics().missesRefused();
+    Map<String, String> together =
+        Map.of(
+            "hive.exec.pre.hooks",
+            StartTogetherHook.class.getName() + "," + hive.conf().get("hive.exec.pre.hooks"));
+    StartTogetherHook.barrier = new java.util.concurrent.CyclicBarrier(2);
+    Traffic before = store().meter().read();
+    ExecutorService sessions = Executors.newFixedThreadPool(2);
+    try {
+      List<Future<?>> statements = new ArrayList<>();
+      for (String row : List.of("(1, 'a')", "(2, 'b')")) {
+        statements.add(
+            sessions.submit(
+                () -> {
+                  hive.executeInNewSession("INSERT INTO " + table + " VALUES " + row, together);
+                  return null;
+                }));
+      }
+      for (Future<?> statement : statements) {
+        statement.get(10, TimeUnit.MINUTES);
+      }
+    } finally {
+      StartTogetherHook.barrier = null;
+      sessions.shutdownNow();
+    }
+    Traffic traffic = store().meter().read().minus(before);
+
+    assertThat(hive.query("SELECT id, name FROM " + table + " ORDER BY id"))
+        .as("every row once")
+        .containsExactly("0\tseed", "1\ta", "2\tb");
+    assertThat(objectEtags(shimBucket, "concurrent-warehouse/").keySet())
+        .as("three files with Hive's names, the table's insert lock gone")
+        .containsExactly(
+            "concurrent-warehouse/t/000000_0",
+            "concurrent-warehouse/t/000000_0_copy_1",
+            "concurrent-warehouse/t/000000_0_copy_2");
+    assertThat(traffic.requests(S3Api.COPY_OBJECT)).as("COPY").isZero();
+    assertThat(traffic.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(2);
+    assertThat(fs.shimStatistics().misses()).isEqualTo(missesBefore);
+    assertThat(fs.shimStatistics().missesRefused()).isEqualTo(refusedBefore);
+    assertThat(
+            new BucketView(store(), shimBucket)
+                .openUploads(
+                    List.of(
+                        "concurrent-warehouse/t/000000_0_copy_1",
+                        "concurrent-warehouse/t/000000_0_copy_2",
+                        "concurrent-warehouse/t/000000_0_copy_3")))
+        .as("open uploads")
         .isEmpty();
   }
 

@@ -94,8 +94,33 @@ final class EmbeddedHive implements AutoCloseable {
     query(sql);
   }
 
+  /**
+   * Runs one statement in a session of its own, started in the calling thread (Hive keeps its
+   * session per thread), as a second client of the same HiveServer2 would; with the given settings
+   * on top of this Hive's.
+   */
+  void executeInNewSession(String sql, Map<String, String> settings) throws IOException {
+    HiveConf own = new HiveConf(conf);
+    // A session takes the id its configuration names: without this, the copy would share this
+    // session's id, and so its scratch directories, which the first session to close deletes.
+    own.unset("hive.session.id");
+    settings.forEach(own::set);
+    SessionState other = new SessionState(own);
+    SessionState.start(other);
+    try {
+      query(own, sql);
+    } finally {
+      other.close();
+      SessionState.detachSession();
+    }
+  }
+
   /** Runs one statement and returns its rows, tab-separated as Hive prints them. */
   List<String> query(String sql) {
+    return query(conf, sql);
+  }
+
+  private static List<String> query(HiveConf conf, String sql) {
     IDriver driver = DriverFactory.newDriver(conf);
     try {
       driver.run(sql);

@@ -45,4 +45,28 @@ class HiveSettingsCheckTest {
             HiveSettingsCheck.BLOBSTORE_AS_SCRATCH,
             HiveSettingsCheck.SCRATCH_FOR_STAGING);
   }
+
+  @Test
+  void theHookAsAPreHookAloneIsReportedBecauseItsInsertLockWouldNeverBeReleased() {
+    Configuration conf =
+        conf(
+            Map.of(
+                HiveSettingsCheck.MERGE_MAP_FILES,
+                "false",
+                HiveSettingsCheck.PRE_HOOKS,
+                "org.example.Audit, " + LoadPlanHook.class.getName(),
+                HiveSettingsCheck.POST_HOOKS,
+                LoadPlanHook.class.getName()));
+
+    assertThat(HiveSettingsCheck.check(conf))
+        .extracting(HiveSettingsCheck.Finding::setting)
+        .containsExactly(HiveSettingsCheck.FAILURE_HOOKS);
+    assertThat(HiveSettingsCheck.check(conf).get(0).message())
+        .contains("insert lock", "hive.exec.failure.hooks");
+    assertThat(HiveSettingsCheck.releasesInsertLocks(conf)).isFalse();
+
+    conf.set(HiveSettingsCheck.FAILURE_HOOKS, LoadPlanHook.class.getName());
+    assertThat(HiveSettingsCheck.check(conf)).isEmpty();
+    assertThat(HiveSettingsCheck.releasesInsertLocks(conf)).isTrue();
+  }
 }
