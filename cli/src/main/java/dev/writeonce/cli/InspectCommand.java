@@ -5,6 +5,7 @@ import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobInspector.Job;
 import dev.writeonce.core.engine.JobInspector.State;
 import dev.writeonce.core.engine.JobRecords;
+import dev.writeonce.core.model.CommitStatistics;
 import dev.writeonce.core.model.DestinationClaim;
 import dev.writeonce.core.model.SuccessData;
 import java.time.Duration;
@@ -140,8 +141,8 @@ final class InspectCommand implements Callable<Integer> {
     }
     SuccessData success = report.success().get();
     long files =
-        success.metrics().getOrDefault("writeonce.files", (long) success.filenames().size());
-    long bytes = success.metrics().getOrDefault("writeonce.bytes", 0L);
+        success.metrics().getOrDefault(CommitStatistics.FILES, (long) success.filenames().size());
+    long bytes = success.metrics().getOrDefault(CommitStatistics.BYTES, 0L);
     ObjectNode node = out.root().putObject("success");
     node.put("jobId", success.jobId());
     node.put("committer", success.committer());
@@ -162,10 +163,11 @@ final class InspectCommand implements Callable<Integer> {
         .metrics()
         .forEach(
             (name, value) -> {
-              if (name.startsWith("writeonce.requests.")) {
-                requests.put(name.substring("writeonce.requests.".length()), value);
-              } else if (name.startsWith("writeonce.stage.") && name.endsWith(".millis")) {
-                millis.put(name.substring("writeonce.stage.".length()), value);
+              if (name.startsWith(CommitStatistics.REQUESTS_PREFIX)) {
+                requests.put(name.substring(CommitStatistics.REQUESTS_PREFIX.length()), value);
+              } else if (name.startsWith(CommitStatistics.STAGE_PREFIX)
+                  && name.endsWith(CommitStatistics.STAGE_SUFFIX)) {
+                millis.put(name.substring(CommitStatistics.STAGE_PREFIX.length()), value);
               }
             });
     if (!requests.isEmpty()) {

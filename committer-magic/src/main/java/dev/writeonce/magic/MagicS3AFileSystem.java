@@ -1,10 +1,12 @@
 package dev.writeonce.magic;
 
 import dev.writeonce.core.config.CommitterConfig;
-import dev.writeonce.core.engine.JobCommitContext;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.upload.OwnCreateFileBuilder;
+import dev.writeonce.core.upload.UploadOutputStream;
+import dev.writeonce.core.upload.UploadPool;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
@@ -35,14 +37,14 @@ public class MagicS3AFileSystem extends S3AFileSystem {
 
   private CommitterConfig config;
   private StoreGateway gateway;
-  private JobCommitContext uploads;
+  private UploadPool uploads;
 
   @Override
   public void initialize(URI name, Configuration conf) throws IOException {
     super.initialize(name, conf);
     config = CommitterConfig.from(conf);
     gateway = S3StoreGateway.forFileSystem(this);
-    uploads = new JobCommitContext("magic-" + getBucket(), config.magicUploadThreads());
+    uploads = new UploadPool("magic uploads for s3a://" + getBucket(), config.magicUploadThreads());
   }
 
   /** The gateway this filesystem's magic writers upload through. */
@@ -78,7 +80,7 @@ public class MagicS3AFileSystem extends S3AFileSystem {
     }
     MagicUploads.Attempt attempt = MagicUploads.attempt(getBucket(), target.get().attemptKey());
     String attemptId = attemptIdOf(target.get());
-    MagicOutputStream out =
+    UploadOutputStream out =
         attempt.open(
             gateway,
             makeQualified(path).toString(),
@@ -270,7 +272,7 @@ public class MagicS3AFileSystem extends S3AFileSystem {
     PendingUpload file = attempt.get().closed.remove(relative);
     List<String> closedBelow =
         attempt.get().closed.keySet().stream().filter(name -> name.startsWith(under)).toList();
-    List<MagicOutputStream> openBelow =
+    List<UploadOutputStream> openBelow =
         attempt.get().open.stream()
             .filter(out -> out.name().equals(relative) || out.name().startsWith(under))
             .toList();
@@ -298,7 +300,7 @@ public class MagicS3AFileSystem extends S3AFileSystem {
         failure = failure == null ? e : failure;
       }
     }
-    for (MagicOutputStream out : openBelow) {
+    for (UploadOutputStream out : openBelow) {
       try {
         out.abort();
       } catch (IOException e) {
@@ -318,7 +320,7 @@ public class MagicS3AFileSystem extends S3AFileSystem {
       return;
     }
     IOException failure = null;
-    for (MagicOutputStream out : List.copyOf(attempt.get().open)) {
+    for (UploadOutputStream out : List.copyOf(attempt.get().open)) {
       try {
         out.abort();
       } catch (IOException e) {

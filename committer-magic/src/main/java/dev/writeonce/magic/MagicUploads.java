@@ -2,6 +2,7 @@ package dev.writeonce.magic;
 
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.upload.UploadOutputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -22,10 +23,10 @@ final class MagicUploads {
   /** What one attempt has written: closed files, and writers still open. */
   static final class Attempt {
     final Map<String, PendingUpload> closed = new ConcurrentSkipListMap<>();
-    final Set<MagicOutputStream> open = ConcurrentHashMap.newKeySet();
+    final Set<UploadOutputStream> open = ConcurrentHashMap.newKeySet();
 
     /** Opens a writer of this attempt: open until it closes, then pending under its name. */
-    MagicOutputStream open(
+    UploadOutputStream open(
         StoreGateway store,
         String path,
         MagicPaths.Target target,
@@ -34,8 +35,8 @@ final class MagicUploads {
         int buffers,
         ExecutorService pool) {
       String relative = target.relative();
-      MagicOutputStream out =
-          new MagicOutputStream(
+      UploadOutputStream out =
+          new UploadOutputStream(
               store,
               path,
               target.finalKey(),
@@ -44,14 +45,14 @@ final class MagicUploads {
               partSize,
               buffers,
               pool,
-              new MagicOutputStream.Listener() {
+              new UploadOutputStream.Listener() {
                 @Override
-                public void closed(MagicOutputStream stream, PendingUpload upload) {
+                public void closed(UploadOutputStream stream, PendingUpload upload) {
                   closed.put(relative, upload);
                 }
 
                 @Override
-                public void finished(MagicOutputStream stream) {
+                public void finished(UploadOutputStream stream) {
                   open.remove(stream);
                 }
               });

@@ -3,6 +3,7 @@ package dev.writeonce.magic;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.upload.UploadOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -58,8 +59,8 @@ class MagicS3AFileSystemCreateFileTest {
     FSDataOutputStream out = fs.createFile(file).overwrite(true).build();
     out.write("row\n".getBytes(StandardCharsets.UTF_8));
 
-    assertThat(out.getWrappedStream()).isInstanceOf(MagicOutputStream.class);
-    assertThat(((MagicOutputStream) out.getWrappedStream()).finalKey())
+    assertThat(out.getWrappedStream()).isInstanceOf(UploadOutputStream.class);
+    assertThat(((UploadOutputStream) out.getWrappedStream()).finalKey())
         .isEqualTo("out/day=1/part-0");
     assertThat(fs.getFileStatus(file).getLen()).as("known to the attempt while open").isEqualTo(4);
   }
@@ -76,7 +77,7 @@ class MagicS3AFileSystemCreateFileTest {
             .permission(org.apache.hadoop.fs.permission.FsPermission.getFileDefault())
             .build();
 
-    assertThat(out.getWrappedStream()).isInstanceOf(MagicOutputStream.class);
+    assertThat(out.getWrappedStream()).isInstanceOf(UploadOutputStream.class);
   }
 
   @Test

@@ -1,7 +1,7 @@
 package dev.writeonce.hive;
 
+import dev.writeonce.core.model.LoadPlan;
 import dev.writeonce.shim.InsertLockHolder;
-import dev.writeonce.shim.LoadPlan;
 import dev.writeonce.shim.RenameShimFileSystem;
 import java.io.IOException;
 import java.util.ArrayDeque;

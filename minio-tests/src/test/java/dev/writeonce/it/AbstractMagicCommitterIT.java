@@ -3,8 +3,8 @@ package dev.writeonce.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.upload.UploadOutputStream;
 import dev.writeonce.magic.MagicCommitter;
-import dev.writeonce.magic.MagicOutputStream;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.Traffic;
@@ -47,9 +47,9 @@ abstract class AbstractMagicCommitterIT extends AbstractCommitterContractIT {
 
     byte[] block = new byte[1 << 20];
     Traffic before = store().meter().read();
-    MagicOutputStream magic;
+    UploadOutputStream magic;
     try (FSDataOutputStream stream = fs.create(file, false)) {
-      magic = (MagicOutputStream) stream.getWrappedStream();
+      magic = (UploadOutputStream) stream.getWrappedStream();
       for (int mib = 0; mib < 50; mib++) {
         Arrays.fill(block, (byte) mib);
         stream.write(block);

@@ -1,5 +1,8 @@
 package dev.writeonce.shim;
 
+import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.json.LoadPlanFormat;
+import dev.writeonce.core.model.LoadPlan;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
@@ -110,7 +113,7 @@ final class HiveStaging {
     String key = root + "/" + LoadPlan.FILE_NAME;
     Optional<byte[]> body = gateway.getObject(key);
     LoadPlan plan =
-        body.isEmpty() ? LoadPlan.NONE : LoadPlan.parse(body.get(), "s3a://" + bucket + "/" + key);
+        body.isEmpty() ? LoadPlan.NONE : parse(body.get(), "s3a://" + bucket + "/" + key);
     if (body.isEmpty() && missingPlanReported.compareAndSet(false, true)) {
       LOG.warn(
           "no load plan at s3a://{}/{}: Hive runs without dev.writeonce.hive.LoadPlanHook in"
@@ -124,6 +127,19 @@ final class HiveStaging {
       plans.put(root, plan);
     }
     return plan;
+  }
+
+  private static LoadPlan parse(byte[] body, String where) throws IOException {
+    try {
+      return LoadPlanFormat.fromBytes(body, where);
+    } catch (FormatException e) {
+      throw new IOException(
+          e.getMessage()
+              + ": the statement's load plan is damaged; run the statement again, or remove"
+              + " dev.writeonce.hive.LoadPlanHook from the hooks to let the shim assume every"
+              + " statement adds files",
+          e);
+    }
   }
 
   private Optional<String> keyInThisBucket(String target) {

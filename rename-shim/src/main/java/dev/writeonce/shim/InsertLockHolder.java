@@ -152,18 +152,11 @@ public final class InsertLockHolder {
             leaseMillis);
     long nextPause = FIRST_PAUSE_MILLIS;
     long lastReport = Long.MIN_VALUE;
-    int lostAnswers = 0;
+    int[] lostAnswers = {0};
     while (true) {
-      try {
-        String written = store.putObject(key, InsertLockFormat.toJson(mine), true);
-        return new InsertLockHolder(store, key, uri, mine, written);
-      } catch (StoreException e) {
-        if (e.is(ErrorKind.TRANSIENT) && ++lostAnswers > 3) {
-          throw e;
-        }
-        if (!e.is(ErrorKind.PRECONDITION_FAILED) && !e.is(ErrorKind.TRANSIENT)) {
-          throw e;
-        }
+      Optional<String> created = tryCreate(store, key, mine, lostAnswers);
+      if (created.isPresent()) {
+        return new InsertLockHolder(store, key, uri, mine, created.get());
       }
       Optional<PeekedObject> current = store.peekObject(key, LOCK_BYTES, any -> true);
       if (current.isEmpty()) {
@@ -176,85 +169,141 @@ public final class InsertLockHolder {
       long now = clock.getAsLong();
       long lapsesAt = current.get().info().lastModifiedMillis() + other.leaseMillis();
       if (now >= lapsesAt) {
-        InsertLock taking = mine.renewedAt(now);
-        try {
-          String written =
-              store.replaceObject(
-                  key, InsertLockFormat.toJson(taking), current.get().info().etag());
-          String line =
-              "took over the insert lock "
-                  + uri
-                  + " of statement "
-                  + other.holder()
-                  + " (host "
-                  + other.host()
-                  + "), which lapsed at "
-                  + Instant.ofEpochMilli(lapsesAt)
-                  + ": its session stopped renewing it";
-          LOG.warn("{}: {}", holder, line);
-          progress.accept(line);
-          return new InsertLockHolder(store, key, uri, taking, written);
-        } catch (StoreException e) {
-          if (!e.is(ErrorKind.PRECONDITION_FAILED)) {
-            throw e;
-          }
-          continue; // renewed, released or taken over by another waiter in between
+        Optional<InsertLockHolder> taken =
+            takeOver(
+                store, key, uri, mine.renewedAt(now), current.get(), other, lapsesAt, progress);
+        if (taken.isPresent()) {
+          return taken.get();
         }
+        continue; // renewed, released or taken over by another waiter in between
       }
       long waited = now - started;
       if (waited >= waitMillis) {
         throw new IOException(
-            "statement "
-                + holder
-                + " cannot add files to "
-                + destination
-                + ": statement "
-                + other.holder()
-                + " (host "
-                + other.host()
-                + ", since "
-                + Instant.ofEpochMilli(other.claimedAtMillis())
-                + ") holds "
-                + uri
-                + " and has not finished within "
-                + waitSetting
-                + " ("
-                + Duration.ofMillis(waitMillis)
-                + "). Statements that add files to one table run one at a time through the"
-                + " rename shim, because the names of their files depend on each other. If that"
-                + " session is gone, its lock lapses at "
-                + Instant.ofEpochMilli(lapsesAt)
-                + " and the next statement takes it over; otherwise raise "
-                + waitSetting
-                + " or run the statements one after another");
+            waitedTooLong(holder, destination, uri, other, lapsesAt, waitMillis, waitSetting));
       }
       if (lastReport == Long.MIN_VALUE || now - lastReport >= REPORT_EVERY_MILLIS) {
         lastReport = now;
-        progress.accept(
-            "waiting for statement "
-                + other.holder()
-                + " (host "
-                + other.host()
-                + ", since "
-                + Instant.ofEpochMilli(other.claimedAtMillis())
-                + ") to finish adding files to "
-                + destination
-                + "; waited "
-                + Duration.ofMillis(waited).toSeconds()
-                + " s of at most "
-                + Duration.ofMillis(waitMillis)
-                + " ("
-                + waitSetting
-                + ")");
+        progress.accept(waiting(other, destination, waited, waitMillis, waitSetting));
       }
-      try {
-        pause.pause(nextPause);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException("interrupted waiting for " + uri);
-      }
+      pause(pause, nextPause, uri);
       nextPause = Math.min(nextPause * 2, LONGEST_PAUSE_MILLIS);
     }
+  }
+
+  /**
+   * Creates the lock if there is none: its ETag, or empty when it exists or the answer was lost
+   * (the caller reads the lock back). A fourth lost answer is thrown.
+   */
+  private static Optional<String> tryCreate(
+      StoreGateway store, String key, InsertLock mine, int[] lostAnswers) throws StoreException {
+    try {
+      return Optional.of(store.putObject(key, InsertLockFormat.toJson(mine), true));
+    } catch (StoreException e) {
+      if (e.is(ErrorKind.TRANSIENT) && ++lostAnswers[0] > 3) {
+        throw e;
+      }
+      if (!e.is(ErrorKind.PRECONDITION_FAILED) && !e.is(ErrorKind.TRANSIENT)) {
+        throw e;
+      }
+      return Optional.empty();
+    }
+  }
+
+  private static void pause(Pause pause, long millis, String uri) throws IOException {
+    try {
+      pause.pause(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted waiting for " + uri);
+    }
+  }
+
+  /** Takes over a lapsed lock, conditional on the ETag read; empty when it changed meanwhile. */
+  private static Optional<InsertLockHolder> takeOver(
+      StoreGateway store,
+      String key,
+      String uri,
+      InsertLock taking,
+      PeekedObject lapsed,
+      InsertLock other,
+      long lapsesAt,
+      Consumer<String> progress)
+      throws IOException {
+    try {
+      String written =
+          store.replaceObject(key, InsertLockFormat.toJson(taking), lapsed.info().etag());
+      String line =
+          "took over the insert lock "
+              + uri
+              + " of statement "
+              + other.holder()
+              + " (host "
+              + other.host()
+              + "), which lapsed at "
+              + Instant.ofEpochMilli(lapsesAt)
+              + ": its session stopped renewing it";
+      LOG.warn("{}: {}", taking.holder(), line);
+      progress.accept(line);
+      return Optional.of(new InsertLockHolder(store, key, uri, taking, written));
+    } catch (StoreException e) {
+      if (!e.is(ErrorKind.PRECONDITION_FAILED)) {
+        throw e;
+      }
+      return Optional.empty();
+    }
+  }
+
+  private static String waitedTooLong(
+      String holder,
+      String destination,
+      String uri,
+      InsertLock other,
+      long lapsesAt,
+      long waitMillis,
+      String waitSetting) {
+    return "statement "
+        + holder
+        + " cannot add files to "
+        + destination
+        + ": statement "
+        + other.holder()
+        + " (host "
+        + other.host()
+        + ", since "
+        + Instant.ofEpochMilli(other.claimedAtMillis())
+        + ") holds "
+        + uri
+        + " and has not finished within "
+        + waitSetting
+        + " ("
+        + Duration.ofMillis(waitMillis)
+        + "). Statements that add files to one table run one at a time through the"
+        + " rename shim, because the names of their files depend on each other. If that"
+        + " session is gone, its lock lapses at "
+        + Instant.ofEpochMilli(lapsesAt)
+        + " and the next statement takes it over; otherwise raise "
+        + waitSetting
+        + " or run the statements one after another";
+  }
+
+  private static String waiting(
+      InsertLock other, String destination, long waited, long waitMillis, String waitSetting) {
+    return "waiting for statement "
+        + other.holder()
+        + " (host "
+        + other.host()
+        + ", since "
+        + Instant.ofEpochMilli(other.claimedAtMillis())
+        + ") to finish adding files to "
+        + destination
+        + "; waited "
+        + Duration.ofMillis(waited).toSeconds()
+        + " s of at most "
+        + Duration.ofMillis(waitMillis)
+        + " ("
+        + waitSetting
+        + ")";
   }
 
   private static InsertLock read(PeekedObject object, String uri) throws IOException {

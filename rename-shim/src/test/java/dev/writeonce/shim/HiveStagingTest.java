@@ -1,10 +1,10 @@
 package dev.writeonce.shim;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.json.LoadPlanFormat;
+import dev.writeonce.core.model.LoadPlan;
 import dev.writeonce.core.testing.InMemoryStore;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
@@ -18,7 +18,8 @@ class HiveStagingTest {
   private final HiveStaging staging = new HiveStaging(store, "bucket");
 
   private void plan(Map<String, LoadPlan.Load> loads) throws Exception {
-    store.putObject(STAGING + "/" + LoadPlan.FILE_NAME, new LoadPlan(loads).toBytes(), false);
+    store.putObject(
+        STAGING + "/" + LoadPlan.FILE_NAME, LoadPlanFormat.toJson(new LoadPlan(loads)), false);
   }
 
   private void existing(String key) throws Exception {
@@ -74,21 +75,6 @@ class HiveStagingTest {
             "-ext-10000",
             new LoadPlan.Load(LoadPlan.Mode.REPLACE, Optional.of("s3a://elsewhere/c"))));
     assertThat(staging.predictFinalKey(STAGING + "/-ext-10000/000000_0")).isEmpty();
-  }
-
-  @Test
-  void aPlanRoundTripsAndADamagedOneIsRefusedWithItsLocation() throws Exception {
-    LoadPlan plan =
-        new LoadPlan(
-            Map.of(
-                "-ext-10000", new LoadPlan.Load(LoadPlan.Mode.KEEP, Optional.empty()),
-                "-ext-10002",
-                    new LoadPlan.Load(LoadPlan.Mode.REPLACE, Optional.of("s3a://b/w h/t=1"))));
-    assertThat(LoadPlan.parse(plan.toBytes(), "here")).isEqualTo(plan);
-    assertThatThrownBy(
-            () -> LoadPlan.parse("-ext-1.mode=sideways\n".getBytes(StandardCharsets.UTF_8), "p"))
-        .isInstanceOf(IOException.class)
-        .hasMessageContaining("p: unknown load mode 'sideways'");
   }
 
   @Test

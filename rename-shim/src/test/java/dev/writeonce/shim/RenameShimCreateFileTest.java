@@ -2,8 +2,8 @@ package dev.writeonce.shim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.writeonce.magic.MagicOutputStream;
-import dev.writeonce.magic.OwnCreateFileBuilder;
+import dev.writeonce.core.upload.OwnCreateFileBuilder;
+import dev.writeonce.core.upload.UploadOutputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -47,11 +47,11 @@ class RenameShimCreateFileTest {
   }
 
   /** The writer behind a stream, once it is known to be the shim's; aborting it sends nothing. */
-  private static MagicOutputStream pendingWriter(FSDataOutputStream out) throws IOException {
+  private static UploadOutputStream pendingWriter(FSDataOutputStream out) throws IOException {
     assertThat(out.getWrappedStream())
         .as("a pending-file writer, not S3A's own")
-        .isInstanceOf(MagicOutputStream.class);
-    return (MagicOutputStream) out.getWrappedStream();
+        .isInstanceOf(UploadOutputStream.class);
+    return (UploadOutputStream) out.getWrappedStream();
   }
 
   @Test
@@ -60,7 +60,7 @@ class RenameShimCreateFileTest {
     FSDataOutputStream out = fs.createFile(new Path(ATTEMPT + "part-m-00000")).build();
     out.write("row\n".getBytes(StandardCharsets.UTF_8));
 
-    MagicOutputStream writer = pendingWriter(out);
+    UploadOutputStream writer = pendingWriter(out);
     assertThat(writer.finalKey()).isEqualTo("out/part-m-00000");
     writer.abort();
     assertThat(fs.shimStatistics().filesWritten()).isEqualTo(1);

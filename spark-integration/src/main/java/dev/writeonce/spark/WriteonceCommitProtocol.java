@@ -1,9 +1,8 @@
 package dev.writeonce.spark;
 
-import dev.writeonce.core.committer.CommitterProvider;
+import dev.writeonce.core.committer.CommitterProviders;
 import dev.writeonce.core.committer.ConflictPolicy;
 import dev.writeonce.core.committer.MultipartOutputCommitter;
-import dev.writeonce.core.committer.WriteonceCommitterFactory;
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.json.FormatException;
 import dev.writeonce.core.json.ManifestFormats;
@@ -16,9 +15,7 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.ServiceLoader;
 import java.util.TreeSet;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobContext;
@@ -78,27 +75,13 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
 
   private static MultipartOutputCommitter committer(Path output, TaskAttemptContext context)
       throws IOException {
-    Configuration conf = context.getConfiguration();
-    String name =
-        conf.getTrimmed(
-                WriteonceCommitterFactory.COMMITTER, WriteonceCommitterFactory.COMMITTER_DEFAULT)
-            .toLowerCase(Locale.ROOT);
+    String name = CommitterProviders.nameIn(context.getConfiguration());
     if (name.equals("partitioned")) {
       name = "directory"; // Spark decides partition overwrites itself: see commitJob.
     }
-    for (CommitterProvider provider :
-        ServiceLoader.load(
-            CommitterProvider.class, WriteonceCommitProtocol.class.getClassLoader())) {
-      if (provider.name().equals(name)) {
-        return (MultipartOutputCommitter) provider.create(output, context);
-      }
-    }
-    throw new IOException(
-        WriteonceCommitterFactory.COMMITTER
-            + "="
-            + name
-            + " names no committer on the classpath: use directory or magic, and ship the"
-            + " committer-staging and committer-magic jars with the job");
+    return (MultipartOutputCommitter)
+        CommitterProviders.find(name, WriteonceCommitProtocol.class.getClassLoader())
+            .create(output, context);
   }
 
   /**

@@ -9,6 +9,7 @@ import dev.writeonce.core.engine.JobCommitRequest;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobLayout;
 import dev.writeonce.core.engine.JobRecords;
+import dev.writeonce.core.model.CommitStatistics;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobRecord;
@@ -259,8 +260,8 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     Map<RequestType, Long> before = store().counters().snapshot();
     List<PendingUpload> uploads = uploadTaskOutput(context);
     Map<String, Long> statistics = new LinkedHashMap<>();
-    statistics.put("writeonce.files", (long) uploads.size());
-    statistics.put("writeonce.bytes", uploads.stream().mapToLong(PendingUpload::length).sum());
+    statistics.put(CommitStatistics.FILES, (long) uploads.size());
+    statistics.put(CommitStatistics.BYTES, uploads.stream().mapToLong(PendingUpload::length).sum());
     store().counters().since(before).forEach((type, n) -> statistics.put(type.counterName(), n));
     return new TaskManifest(recordsJobId(context), attemptId(context), uploads, statistics);
   }

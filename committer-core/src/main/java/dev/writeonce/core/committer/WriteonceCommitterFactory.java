@@ -1,10 +1,6 @@
 package dev.writeonce.core.committer;
 
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-import java.util.ServiceLoader;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
@@ -31,21 +27,7 @@ public final class WriteonceCommitterFactory extends PathOutputCommitterFactory 
               + " (mapreduce.output.fileoutputformat.outputdir)");
     }
     Configuration conf = context.getConfiguration();
-    String name = conf.getTrimmed(COMMITTER, COMMITTER_DEFAULT).toLowerCase(Locale.ROOT);
-    List<String> known = new ArrayList<>();
-    ClassLoader loader = conf.getClassLoader();
-    for (CommitterProvider provider : ServiceLoader.load(CommitterProvider.class, loader)) {
-      if (provider.name().equals(name)) {
-        return provider.create(outputPath, context);
-      }
-      known.add(provider.name());
-    }
-    throw new IOException(
-        COMMITTER
-            + "="
-            + name
-            + " names no committer on the classpath (found: "
-            + (known.isEmpty() ? "none" : String.join(", ", known))
-            + "); add the committer-staging or committer-magic jar, or pick one of those");
+    return CommitterProviders.find(CommitterProviders.nameIn(conf), conf.getClassLoader())
+        .create(outputPath, context);
   }
 }

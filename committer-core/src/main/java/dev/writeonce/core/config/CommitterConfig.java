@@ -205,6 +205,229 @@ public record CommitterConfig(
     return from(new Configuration(false));
   }
 
+  // Withers: a copy with one setting changed, checked as the constructor checks every setting.
+
+  public CommitterConfig withCommitThreads(int value) {
+    return new CommitterConfig(
+        value,
+        partSize,
+        conflictMode,
+        conditionalManifestWrite,
+        successFileLimit,
+        taskUploadThreads,
+        stagingDir,
+        magicBuffersPerStream,
+        magicUploadThreads,
+        recoverOnSetup,
+        unfinishedAfterMillis,
+        fenceRetentionMillis,
+        leaseMillis);
+  }
+
+  public CommitterConfig withPartSize(long value) {
+    return new CommitterConfig(
+        commitThreads,
+        value,
+        conflictMode,
+        conditionalManifestWrite,
+        successFileLimit,
+        taskUploadThreads,
+        stagingDir,
+        magicBuffersPerStream,
+        magicUploadThreads,
+        recoverOnSetup,
+        unfinishedAfterMillis,
+        fenceRetentionMillis,
+        leaseMillis);
+  }
+
+  public CommitterConfig withConflictMode(ConflictMode value) {
+    return new CommitterConfig(
+        commitThreads,
+        partSize,
+        value,
+        conditionalManifestWrite,
+        successFileLimit,
+        taskUploadThreads,
+        stagingDir,
+        magicBuffersPerStream,
+        magicUploadThreads,
+        recoverOnSetup,
+        unfinishedAfterMillis,
+        fenceRetentionMillis,
+        leaseMillis);
+  }
+
+  public CommitterConfig withConditionalManifestWrite(boolean value) {
+    return new CommitterConfig(
+        commitThreads,
+        partSize,
+        conflictMode,
+        value,
+        successFileLimit,
+        taskUploadThreads,
+        stagingDir,
+        magicBuffersPerStream,
+        magicUploadThreads,
+        recoverOnSetup,
+        unfinishedAfterMillis,
+        fenceRetentionMillis,
+        leaseMillis);
+  }
+
+  public CommitterConfig withSuccessFileLimit(int value) {
+    return new CommitterConfig(
+        commitThreads,
+        partSize,
+        conflictMode,
+        conditionalManifestWrite,
+        value,
+        taskUploadThreads,
+        stagingDir,
+        magicBuffersPerStream,
+        magicUploadThreads,
+        recoverOnSetup,
+        unfinishedAfterMillis,
+        fenceRetentionMillis,
+        leaseMillis);
+  }
+
+  public CommitterConfig withTaskUploadThreads(int value) {
+    return new CommitterConfig(
+        commitThreads,
+        partSize,
+        conflictMode,
+        conditionalManifestWrite,
+        successFileLimit,
+        value,
+        stagingDir,
+        magicBuffersPerStream,
+        magicUploadThreads,
+        recoverOnSetup,
+        unfinishedAfterMillis,
+        fenceRetentionMillis,
+        leaseMillis);
+  }
+
+  public CommitterConfig withStagingDir(String value) {
+    return new CommitterConfig(
+        commitThreads,
+        partSize,
+        conflictMode,
+        conditionalManifestWrite,
+        successFileLimit,
+        taskUploadThreads,
+        value,
+        magicBuffersPerStream,
+        magicUploadThreads,
+        recoverOnSetup,
+        unfinishedAfterMillis,
+        fenceRetentionMillis,
+        leaseMillis);
+  }
+
+  public CommitterConfig withMagicBuffersPerStream(int value) {
+    return new CommitterConfig(
+        commitThreads,
+        partSize,
+        conflictMode,
+        conditionalManifestWrite,
+        successFileLimit,
+        taskUploadThreads,
+        stagingDir,
+        value,
+        magicUploadThreads,
+        recoverOnSetup,
+        unfinishedAfterMillis,
+        fenceRetentionMillis,
+        leaseMillis);
+  }
+
+  public CommitterConfig withMagicUploadThreads(int value) {
+    return new CommitterConfig(
+        commitThreads,
+        partSize,
+        conflictMode,
+        conditionalManifestWrite,
+        successFileLimit,
+        taskUploadThreads,
+        stagingDir,
+        magicBuffersPerStream,
+        value,
+        recoverOnSetup,
+        unfinishedAfterMillis,
+        fenceRetentionMillis,
+        leaseMillis);
+  }
+
+  public CommitterConfig withRecoverOnSetup(boolean value) {
+    return new CommitterConfig(
+        commitThreads,
+        partSize,
+        conflictMode,
+        conditionalManifestWrite,
+        successFileLimit,
+        taskUploadThreads,
+        stagingDir,
+        magicBuffersPerStream,
+        magicUploadThreads,
+        value,
+        unfinishedAfterMillis,
+        fenceRetentionMillis,
+        leaseMillis);
+  }
+
+  public CommitterConfig withUnfinishedAfterMillis(long value) {
+    return new CommitterConfig(
+        commitThreads,
+        partSize,
+        conflictMode,
+        conditionalManifestWrite,
+        successFileLimit,
+        taskUploadThreads,
+        stagingDir,
+        magicBuffersPerStream,
+        magicUploadThreads,
+        recoverOnSetup,
+        value,
+        fenceRetentionMillis,
+        leaseMillis);
+  }
+
+  public CommitterConfig withFenceRetentionMillis(long value) {
+    return new CommitterConfig(
+        commitThreads,
+        partSize,
+        conflictMode,
+        conditionalManifestWrite,
+        successFileLimit,
+        taskUploadThreads,
+        stagingDir,
+        magicBuffersPerStream,
+        magicUploadThreads,
+        recoverOnSetup,
+        unfinishedAfterMillis,
+        value,
+        leaseMillis);
+  }
+
+  public CommitterConfig withLeaseMillis(long value) {
+    return new CommitterConfig(
+        commitThreads,
+        partSize,
+        conflictMode,
+        conditionalManifestWrite,
+        successFileLimit,
+        taskUploadThreads,
+        stagingDir,
+        magicBuffersPerStream,
+        magicUploadThreads,
+        recoverOnSetup,
+        unfinishedAfterMillis,
+        fenceRetentionMillis,
+        value);
+  }
+
   /** Reads every setting; an out-of-range value fails with the key and its bounds. */
   public static CommitterConfig from(Configuration conf) {
     String mode = conf.getTrimmed(CONFLICT_MODE, CONFLICT_MODE_DEFAULT.id());

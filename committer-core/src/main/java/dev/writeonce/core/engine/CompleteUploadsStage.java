@@ -2,10 +2,10 @@ package dev.writeonce.core.engine;
 
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.PendingUpload;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.upload.UploadCompletion;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -55,55 +55,22 @@ final class CompleteUploadsStage {
   /** Completes an upload: true when completed now, false when confirmed completed before. */
   private static boolean completeOrConfirm(
       StoreGateway store, JobManifest manifest, PendingUpload upload) throws IOException {
-    try {
-      store.completeUpload(upload);
-      return true;
-    } catch (StoreException e) {
-      // Ceph RGW answers a second completion with a 500 that the SDK retries and reports as
-      // transient; AWS and MinIO answer NoSuchUpload. Both may mean "already done".
-      if (!e.is(ErrorKind.NO_SUCH_UPLOAD) && !e.is(ErrorKind.TRANSIENT)) {
-        throw e;
-      }
-      confirmDone(store, manifest, upload, e);
-      return false;
-    }
+    return UploadCompletion.completeOrConfirm(
+            store, upload, (failure, found) -> lost(manifest, upload, failure, found))
+        == UploadCompletion.Outcome.COMPLETED;
   }
 
-  /**
-   * Whether an object is what completing the upload made. The size must match. Where the part ETags
-   * allow predicting the object's ETag (each a 32-digit hex ETag, as S3, MinIO and Ceph RGW give
-   * when the parts are not encrypted with SSE-C), the object's ETag must be that prediction. Where
-   * they do not, the rule never assumes an ETag is an MD5: the object's ETag must be a multipart
-   * ETag of as many parts ({@code ...-N}), which no single PUT and no copy by another writer
-   * produces.
-   */
-  static boolean isCompletedObject(PendingUpload upload, ObjectInfo object) {
-    if (object.size() != upload.length()) {
-      return false;
-    }
-    Optional<String> predicted = upload.expectedEtag();
-    if (predicted.isPresent()) {
-      return predicted.get().equals(object.etag());
-    }
-    return object.etag().endsWith("-" + upload.parts().size());
-  }
-
-  private static void confirmDone(
-      StoreGateway store, JobManifest manifest, PendingUpload upload, StoreException failure)
-      throws IOException {
-    Optional<ObjectInfo> object = store.headObject(upload.key());
-    if (object.isPresent() && isCompletedObject(upload, object.get())) {
-      return;
-    }
-    if (failure.is(ErrorKind.TRANSIENT)) {
-      throw failure;
-    }
+  private static UploadLostException lost(
+      JobManifest manifest,
+      PendingUpload upload,
+      StoreException failure,
+      Optional<ObjectInfo> object) {
     String uri = manifest.destination().uriOf(upload.key());
     String found =
         object
             .map(o -> "an object of " + o.size() + " bytes with ETag " + o.etag())
             .orElse("no object");
-    throw new UploadLostException(
+    return new UploadLostException(
         upload.key(),
         "upload "
             + upload.uploadId()

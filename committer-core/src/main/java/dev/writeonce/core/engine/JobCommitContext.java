@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The threads of one job's commit: a bounded pool named after the job, created when the commit
  * starts and shut down when it ends. Nothing static outlives a job.
  */
-public final class JobCommitContext implements AutoCloseable {
+public final class JobCommitContext implements WorkerPool, AutoCloseable {
 
   private final String jobId;
   private final ThreadPoolExecutor pool;
@@ -36,11 +36,18 @@ public final class JobCommitContext implements AutoCloseable {
     return jobId;
   }
 
+  @Override
+  public String owner() {
+    return "Job " + jobId;
+  }
+
   /** How many tasks may run at once. */
+  @Override
   public int parallelism() {
     return pool.getMaximumPoolSize();
   }
 
+  @Override
   public ExecutorService pool() {
     return pool;
   }

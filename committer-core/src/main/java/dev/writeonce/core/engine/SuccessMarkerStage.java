@@ -1,6 +1,7 @@
 package dev.writeonce.core.engine;
 
 import dev.writeonce.core.json.SuccessDataFormat;
+import dev.writeonce.core.model.CommitStatistics;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.PendingUpload;
@@ -17,15 +18,6 @@ import java.util.Map;
 /** Writes {@code _SUCCESS} with the job's statistics: the last visible step of a commit. */
 final class SuccessMarkerStage {
 
-  static final String FILES = "writeonce.files";
-  static final String BYTES = "writeonce.bytes";
-  static final String COMPLETED = "writeonce.uploads.completed";
-  static final String CONFIRMED = "writeonce.uploads.confirmed";
-  static final String DELETED = "writeonce.replaced.deleted";
-  static final String LOST = "writeonce.uploads.lost";
-  static final String LOST_KEYS = "writeonce.lost";
-  static final String STAGE_PREFIX = "writeonce.stage.";
-
   private SuccessMarkerStage() {}
 
   static SuccessData write(
@@ -39,19 +31,20 @@ final class SuccessMarkerStage {
       long nowMillis)
       throws StoreException {
     Map<String, Long> metrics = new LinkedHashMap<>();
-    metrics.put(FILES, (long) manifest.uploads().size());
-    metrics.put(BYTES, manifest.totalBytes());
-    metrics.put(COMPLETED, (long) outcome.completed());
-    metrics.put(CONFIRMED, (long) outcome.confirmed());
-    metrics.put(DELETED, (long) manifest.deletes().size());
+    metrics.put(CommitStatistics.FILES, (long) manifest.uploads().size());
+    metrics.put(CommitStatistics.BYTES, manifest.totalBytes());
+    metrics.put(CommitStatistics.UPLOADS_COMPLETED, (long) outcome.completed());
+    metrics.put(CommitStatistics.UPLOADS_CONFIRMED, (long) outcome.confirmed());
+    metrics.put(CommitStatistics.REPLACED_DELETED, (long) manifest.deletes().size());
     List<String> lost = new ArrayList<>();
     outcome
         .lost()
         .forEach(e -> e.lostKeys().forEach(k -> lost.add(manifest.destination().uriOf(k))));
     if (!lost.isEmpty()) {
-      metrics.put(LOST, (long) lost.size());
+      metrics.put(CommitStatistics.UPLOADS_LOST, (long) lost.size());
     }
-    stageMillis.forEach((stage, millis) -> metrics.put(STAGE_PREFIX + stage + ".millis", millis));
+    stageMillis.forEach(
+        (stage, millis) -> metrics.put(CommitStatistics.stageMillis(stage), millis));
 
     Map<String, Long> counters = new LinkedHashMap<>();
     // The _SUCCESS PUT itself is part of the job's traffic.
@@ -60,11 +53,11 @@ final class SuccessMarkerStage {
             counters.put(type.counterName(), count + (type == RequestType.PUT_OBJECT ? 1 : 0)));
 
     Map<String, String> diagnostics = new LinkedHashMap<>();
-    diagnostics.put("writeonce.conflict-mode", manifest.conflictMode().id());
-    diagnostics.put("writeonce.destination", manifest.destination().toString());
+    diagnostics.put(CommitStatistics.CONFLICT_MODE, manifest.conflictMode().id());
+    diagnostics.put(CommitStatistics.DESTINATION, manifest.destination().toString());
     if (!lost.isEmpty()) {
       // Accepted by an operator: these files of the job were never published.
-      diagnostics.put(LOST_KEYS, String.join(" ", lost));
+      diagnostics.put(CommitStatistics.LOST_FILES, String.join(" ", lost));
     }
     List<String> names = new ArrayList<>();
     java.util.Set<String> lostKeys = new java.util.HashSet<>();

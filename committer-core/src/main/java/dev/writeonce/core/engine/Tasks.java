@@ -14,9 +14,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs one action over many items on a job's pool: as many workers as the pool allows pull items in
- * order, so memory stays flat however many items there are. The first failure is thrown with later
- * ones attached as suppressed; progress is logged at most every few seconds.
+ * Runs one action over many items on a bounded pool (a job commit's or a file system's): as many
+ * workers as the pool allows pull items in order, so memory stays flat however many items there
+ * are. The first failure is thrown with later ones attached as suppressed; progress is logged at
+ * most every few seconds.
  */
 public final class Tasks {
 
@@ -37,18 +38,18 @@ public final class Tasks {
    * @param what names the work in progress lines, e.g. "completing uploads"
    */
   public static <T> void runStoppingOnFailure(
-      JobCommitContext context, String what, List<T> items, Action<T> action) throws IOException {
+      WorkerPool context, String what, List<T> items, Action<T> action) throws IOException {
     run(context, what, items, action, true);
   }
 
   /** Runs the action over every item even when some fail, as cleanup must. */
-  public static <T> void runAll(
-      JobCommitContext context, String what, List<T> items, Action<T> action) throws IOException {
+  public static <T> void runAll(WorkerPool context, String what, List<T> items, Action<T> action)
+      throws IOException {
     run(context, what, items, action, false);
   }
 
   private static <T> void run(
-      JobCommitContext context, String what, List<T> items, Action<T> action, boolean stopOnFailure)
+      WorkerPool context, String what, List<T> items, Action<T> action, boolean stopOnFailure)
       throws IOException {
     if (items.isEmpty()) {
       return;
@@ -57,7 +58,7 @@ public final class Tasks {
     AtomicInteger done = new AtomicInteger();
     AtomicBoolean failed = new AtomicBoolean();
     ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
-    Progress progress = new Progress(context.jobId(), what, items.size());
+    Progress progress = new Progress(context.owner(), what, items.size());
     Runnable worker =
         () -> {
           int index;
@@ -117,14 +118,14 @@ public final class Tasks {
 
   /** Logs "what: done/total" at most every few seconds, so long commits show they move. */
   private static final class Progress {
-    private final String jobId;
+    private final String owner;
     private final String what;
     private final int total;
     private final long started = System.nanoTime();
     private final AtomicLong lastLog;
 
-    Progress(String jobId, String what, int total) {
-      this.jobId = jobId;
+    Progress(String owner, String what, int total) {
+      this.owner = owner;
       this.what = what;
       this.total = total;
       this.lastLog = new AtomicLong(started);
@@ -134,13 +135,13 @@ public final class Tasks {
       long now = System.nanoTime();
       long last = lastLog.get();
       if (now - last >= PROGRESS_INTERVAL_NANOS && lastLog.compareAndSet(last, now)) {
-        LOG.info("Job {}: {}: {}/{}", jobId, what, done, total);
+        LOG.info("{}: {}: {}/{}", owner, what, done, total);
       }
     }
 
     void finished() {
       long millis = (System.nanoTime() - started) / 1_000_000;
-      LOG.debug("Job {}: {}: {} done in {} ms", jobId, what, total, millis);
+      LOG.debug("{}: {}: {} done in {} ms", owner, what, total, millis);
     }
   }
 }

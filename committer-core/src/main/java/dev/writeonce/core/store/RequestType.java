@@ -1,5 +1,6 @@
 package dev.writeonce.core.store;
 
+import dev.writeonce.core.model.CommitStatistics;
 import java.util.Locale;
 
 /** The S3 requests the gateway sends, one counter each. */
@@ -17,6 +18,6 @@ public enum RequestType {
 
   /** The counter name used in statistics and {@code _SUCCESS}. */
   public String counterName() {
-    return "writeonce.requests." + name().toLowerCase(Locale.ROOT);
+    return CommitStatistics.REQUESTS_PREFIX + name().toLowerCase(Locale.ROOT);
   }
 }

@@ -1,4 +1,4 @@
-package dev.writeonce.magic;
+package dev.writeonce.core.upload;
 
 import java.io.IOException;
 import java.util.EnumSet;

@@ -1,4 +1,4 @@
-package dev.writeonce.magic;
+package dev.writeonce.core.upload;
 
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * included), and close uploads the last part and records the pending upload without completing it.
  * Any failure aborts the upload and is reported, with the path, by the next write or close.
  */
-public final class MagicOutputStream extends OutputStream {
+public final class UploadOutputStream extends OutputStream {
 
   private static final int FIRST_BUFFER = 64 * 1024;
 
@@ -34,15 +34,15 @@ public final class MagicOutputStream extends OutputStream {
      * The upload started before close, because the file fills more than one part. Throwing aborts
      * the upload and fails the write.
      */
-    default void uploadStarted(MagicOutputStream out, String uploadId) throws IOException {}
+    default void uploadStarted(UploadOutputStream out, String uploadId) throws IOException {}
 
     /**
      * The writer closed with every part uploaded. Throwing aborts the upload and fails the close.
      */
-    void closed(MagicOutputStream out, PendingUpload upload) throws IOException;
+    void closed(UploadOutputStream out, PendingUpload upload) throws IOException;
 
     /** The writer is done: closed, failed or aborted. */
-    void finished(MagicOutputStream out);
+    void finished(UploadOutputStream out);
   }
 
   private final StoreGateway store;
@@ -76,7 +76,7 @@ public final class MagicOutputStream extends OutputStream {
    * @param pool runs part uploads
    * @param listener told when the upload starts, when the writer closes and when it is done
    */
-  public MagicOutputStream(
+  public UploadOutputStream(
       StoreGateway store,
       String path,
       String finalKey,

@@ -99,4 +99,16 @@ class CommitterConfigTest {
     assertThatThrownBy(() -> CommitterConfig.from(conf))
         .hasMessageContaining("writeonce.commit.threads");
   }
+
+  @Test
+  void aWitherChangesOneSettingAndChecksItAsReadingDoes() {
+    CommitterConfig four = CommitterConfig.defaults().withCommitThreads(4);
+
+    assertThat(four.commitThreads()).isEqualTo(4);
+    assertThat(four.withCommitThreads(CommitterConfig.COMMIT_THREADS_DEFAULT))
+        .isEqualTo(CommitterConfig.defaults());
+    assertThatThrownBy(() -> CommitterConfig.defaults().withCommitThreads(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(CommitterConfig.COMMIT_THREADS);
+  }
 }

@@ -39,20 +39,19 @@ class JobCommitEngineTest {
   }
 
   private static CommitterConfig config(int threads) {
-    return new CommitterConfig(
-        threads,
-        CommitterConfig.PART_SIZE_DEFAULT,
-        ConflictMode.APPEND,
-        true,
-        100,
-        2,
-        "/tmp",
-        2,
-        2,
-        false,
-        600_000L,
-        7L * 24 * 3600 * 1000,
-        600_000L);
+    return CommitterConfig.defaults()
+        .withCommitThreads(threads)
+        .withConflictMode(ConflictMode.APPEND)
+        .withConditionalManifestWrite(true)
+        .withSuccessFileLimit(100)
+        .withTaskUploadThreads(2)
+        .withStagingDir("/tmp")
+        .withMagicBuffersPerStream(2)
+        .withMagicUploadThreads(2)
+        .withRecoverOnSetup(false)
+        .withUnfinishedAfterMillis(600_000L)
+        .withFenceRetentionMillis(7L * 24 * 3600 * 1000)
+        .withLeaseMillis(600_000L);
   }
 
   private static org.apache.hadoop.conf.Configuration configuration(String key, String value) {
@@ -479,20 +478,20 @@ class JobCommitEngineTest {
                 new dev.writeonce.core.model.UploadPart(2, "kms-part-etag-2", 3)),
             "attempt_0");
     assertThat(
-            CompleteUploadsStage.isCompletedObject(
+            dev.writeonce.core.upload.UploadCompletion.isCompletedObject(
                 encrypted,
                 new dev.writeonce.core.store.ObjectInfo(
                     "table/part-0", 8, "9b2cf535f27731c974343645a3985328-2", 0)))
         .isTrue();
     assertThat(
-            CompleteUploadsStage.isCompletedObject(
+            dev.writeonce.core.upload.UploadCompletion.isCompletedObject(
                 encrypted,
                 new dev.writeonce.core.store.ObjectInfo(
                     "table/part-0", 8, "9b2cf535f27731c974343645a3985328", 0)))
         .as("a single PUT by another writer")
         .isFalse();
     assertThat(
-            CompleteUploadsStage.isCompletedObject(
+            dev.writeonce.core.upload.UploadCompletion.isCompletedObject(
                 encrypted, new dev.writeonce.core.store.ObjectInfo("table/part-0", 7, "x-2", 0)))
         .as("another size")
         .isFalse();

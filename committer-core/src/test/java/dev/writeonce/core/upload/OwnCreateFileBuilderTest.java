@@ -1,4 +1,4 @@
-package dev.writeonce.magic;
+package dev.writeonce.core.upload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

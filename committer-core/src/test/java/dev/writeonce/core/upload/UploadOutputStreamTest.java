@@ -1,4 +1,4 @@
-package dev.writeonce.magic;
+package dev.writeonce.core.upload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -9,35 +9,64 @@ import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.testing.FaultInjectingStore;
 import dev.writeonce.core.testing.InMemoryStore;
 import java.util.Arrays;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-class MagicOutputStreamTest {
+class UploadOutputStreamTest {
 
   private static final int PART = 5 << 20;
 
   private final InMemoryStore memory = new InMemoryStore("bucket");
   private final FaultInjectingStore store = new FaultInjectingStore(memory);
   private final ExecutorService pool = Executors.newFixedThreadPool(4);
-  private final MagicUploads.Attempt attempt = new MagicUploads.Attempt();
+  private final Owner attempt = new Owner();
+
+  /** The owner of the writers: what closed, under its name, and what is still open. */
+  private static final class Owner implements UploadOutputStream.Listener {
+    final Map<String, PendingUpload> closed = new ConcurrentSkipListMap<>();
+    final Set<UploadOutputStream> open = ConcurrentHashMap.newKeySet();
+
+    @Override
+    public void closed(UploadOutputStream stream, PendingUpload upload) {
+      closed.put(stream.name(), upload);
+    }
+
+    @Override
+    public void finished(UploadOutputStream stream) {
+      open.remove(stream);
+    }
+  }
 
   @AfterEach
   void tearDown() {
     pool.shutdownNow();
   }
 
-  private MagicOutputStream open(String relative, int buffers) {
-    MagicPaths.Target target =
-        MagicPaths.parse("t/__writeonce_magic-j/a_0/__base/" + relative).orElseThrow();
-    return attempt.open(
-        store, "s3a://bucket/t/.../" + relative, target, "a_0", PART, buffers, pool);
+  private UploadOutputStream open(String relative, int buffers) {
+    UploadOutputStream out =
+        new UploadOutputStream(
+            store,
+            "s3a://bucket/t/.../" + relative,
+            "t/" + relative,
+            relative,
+            "a_0",
+            PART,
+            buffers,
+            pool,
+            attempt);
+    attempt.open.add(out);
+    return out;
   }
 
   @Test
   void partsGoUpWhileWritingAndCloseLeavesTheUploadPending() throws Exception {
-    MagicOutputStream out = open("big", 2);
+    UploadOutputStream out = open("big", 2);
     byte[] block = new byte[1 << 20];
     for (int mib = 0; mib < 23; mib++) {
       Arrays.fill(block, (byte) mib);
@@ -61,7 +90,7 @@ class MagicOutputStreamTest {
 
   @Test
   void aSmallFileIsOneUploadOfOnePartAtClose() throws Exception {
-    MagicOutputStream out = open("small", 2);
+    UploadOutputStream out = open("small", 2);
     out.write("hello".getBytes());
     assertThat(store.calls(RequestType.CREATE_UPLOAD)).isZero();
     out.close();
@@ -82,7 +111,7 @@ class MagicOutputStreamTest {
   @Test
   void aFailedPartAbortsTheUploadAndTheErrorNamesThePath() throws Exception {
     store.failFrom(RequestType.UPLOAD_PART, 2, ErrorKind.TRANSIENT);
-    MagicOutputStream out = open("broken", 2);
+    UploadOutputStream out = open("broken", 2);
     byte[] block = new byte[1 << 20];
 
     assertThatThrownBy(
@@ -101,7 +130,7 @@ class MagicOutputStreamTest {
 
   @Test
   void abortOfAnOpenWriterAbortsItsUpload() throws Exception {
-    MagicOutputStream out = open("aborted", 2);
+    UploadOutputStream out = open("aborted", 2);
     out.write(new byte[PART + 10]);
     out.abort();
     assertThat(memory.openUploadIds()).isEmpty();

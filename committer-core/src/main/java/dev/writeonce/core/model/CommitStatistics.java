@@ -1,0 +1,50 @@
+package dev.writeonce.core.model;
+
+/**
+ * The names of the statistics a job commit writes into {@code _SUCCESS} (metrics and diagnostics),
+ * in one place for the committers that write them and the tools that read them.
+ */
+public final class CommitStatistics {
+
+  /** Files the job published. */
+  public static final String FILES = "writeonce.files";
+
+  /** Bytes of the files the job published. */
+  public static final String BYTES = "writeonce.bytes";
+
+  /** Uploads completed by this commit. */
+  public static final String UPLOADS_COMPLETED = "writeonce.uploads.completed";
+
+  /** Uploads an earlier run of the commit had completed, confirmed by HEAD. */
+  public static final String UPLOADS_CONFIRMED = "writeonce.uploads.confirmed";
+
+  /** Uploads lost before the commit, when an operator accepted the loss. */
+  public static final String UPLOADS_LOST = "writeonce.uploads.lost";
+
+  /** Objects an overwrite deleted. */
+  public static final String REPLACED_DELETED = "writeonce.replaced.deleted";
+
+  /** Diagnostic: the URIs of the files lost, space-separated. */
+  public static final String LOST_FILES = "writeonce.lost";
+
+  /** Diagnostic: the job's conflict mode. */
+  public static final String CONFLICT_MODE = "writeonce.conflict-mode";
+
+  /** Diagnostic: the job's destination. */
+  public static final String DESTINATION = "writeonce.destination";
+
+  /** Requests by type: this prefix, then the type in lower case. */
+  public static final String REQUESTS_PREFIX = "writeonce.requests.";
+
+  /** Milliseconds of a commit stage: this prefix, the stage, then {@link #STAGE_SUFFIX}. */
+  public static final String STAGE_PREFIX = "writeonce.stage.";
+
+  public static final String STAGE_SUFFIX = ".millis";
+
+  private CommitStatistics() {}
+
+  /** The metric holding a stage's milliseconds. */
+  public static String stageMillis(String stage) {
+    return STAGE_PREFIX + stage + STAGE_SUFFIX;
+  }
+}

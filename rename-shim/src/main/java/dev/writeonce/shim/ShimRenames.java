@@ -1,0 +1,297 @@
+package dev.writeonce.shim;
+
+import dev.writeonce.core.engine.Tasks;
+import dev.writeonce.core.engine.WorkerPool;
+import dev.writeonce.core.model.PendingFile;
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.store.KeyProbe;
+import dev.writeonce.core.store.ObjectInfo;
+import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.upload.UploadCompletion;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+import org.apache.hadoop.fs.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Renames under the shim. Between temporary locations a rename moves records only; into a file's
+ * predicted final key it completes the file's upload; anywhere else it is a miss, which {@link
+ * ShimMisses} completes and copies, or which is refused ({@link ShimConfig#ON_MISS}).
+ */
+final class ShimRenames {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ShimRenames.class);
+
+  /** What S3A does for objects that are not the shim's, by key. */
+  interface Plain {
+    /** S3A's rename of an ordinary object or directory. */
+    boolean rename(String fromKey, String toKey) throws IOException;
+
+    /** The file system's mkdirs: a marker for an emptied temporary directory. */
+    void mkdirs(String key) throws IOException;
+  }
+
+  private final StoreGateway gateway;
+  private final String bucket;
+  private final ShimConfig shim;
+  private final Predicate<String> temporary;
+  private final ShimRecords records;
+  private final ShimMisses misses;
+  private final ShimStatistics counters;
+  private final WorkerPool pool;
+  private final Plain plain;
+  private final Set<String> missesReported = ConcurrentHashMap.newKeySet();
+
+  ShimRenames(
+      StoreGateway gateway,
+      ShimConfig shim,
+      Predicate<String> temporary,
+      ShimRecords records,
+      ShimMisses misses,
+      ShimStatistics counters,
+      WorkerPool pool,
+      Plain plain) {
+    this.gateway = gateway;
+    this.bucket = gateway.bucket();
+    this.shim = shim;
+    this.temporary = temporary;
+    this.records = records;
+    this.misses = misses;
+    this.counters = counters;
+    this.pool = pool;
+    this.plain = plain;
+  }
+
+  /**
+   * Renames a path under a temporary directory, with Hadoop's semantics and result: a pending file
+   * moves its record or completes its upload, a directory moves all it holds, and an ordinary
+   * object is renamed by S3A.
+   */
+  boolean rename(Path src, String srcKey, String dstKey) throws IOException {
+    // The source is usually a file this instance wrote or listed, or a directory: look there first.
+    PendingFile file = records.known(srcKey).orElse(null);
+    List<ObjectInfo> under = List.of();
+    if (file == null) {
+      under = gateway.listObjects(srcKey + "/");
+      if (under.isEmpty()) {
+        Optional<ShimRecords.Found> found = records.find(srcKey);
+        if (found.isEmpty()) {
+          LOG.debug("rename {} -> {}: source does not exist", src, dstKey);
+          return false;
+        }
+        if (!found.get().isRecord()) {
+          counters.plainRenames.incrementAndGet();
+          return plain.rename(srcKey, dstKey);
+        }
+        file = found.get().record();
+      }
+    }
+    Optional<String> target = renameTarget(src, srcKey, dstKey);
+    if (target.isEmpty()) {
+      LOG.debug("rename {} -> {}: destination exists or lies inside the source", src, dstKey);
+      return false;
+    }
+    if (file != null) {
+      move(srcKey, file, target.get());
+      records.delete(List.of(srcKey));
+    } else {
+      renameDirectory(srcKey, under, target.get());
+    }
+    return true;
+  }
+
+  /**
+   * The key a rename gives the source, with Hadoop's semantics: the destination itself, or inside
+   * it when it is an existing directory; empty when the destination is an existing file or lies
+   * under the source.
+   */
+  private Optional<String> renameTarget(Path src, String srcKey, String dstKey) throws IOException {
+    if (dstKey.equals(srcKey) || dstKey.startsWith(srcKey + "/")) {
+      return Optional.empty();
+    }
+    if (dstKey.isEmpty()) {
+      return Optional.of(src.getName());
+    }
+    KeyProbe probe = gateway.probe(dstKey);
+    if (probe.file().isPresent()) {
+      return Optional.empty();
+    }
+    if (probe.directory()) {
+      String inside = dstKey + "/" + src.getName();
+      return gateway.probe(inside).exists() ? Optional.empty() : Optional.of(inside);
+    }
+    return Optional.of(dstKey);
+  }
+
+  /** Puts one pending file at a new key; the caller deletes the old record. */
+  private void move(String srcKey, PendingFile file, String targetKey) throws IOException {
+    if (temporary.test(targetKey)) {
+      records.write(targetKey, file);
+      counters.recordsMoved.incrementAndGet();
+      return;
+    }
+    if (!file.closed()) {
+      throw new IOException(
+          "cannot rename s3a://"
+              + bucket
+              + "/"
+              + srcKey
+              + " into place: its writer never closed (it is still writing, or it died), so its"
+              + " upload to s3a://"
+              + bucket
+              + "/"
+              + file.key()
+              + " is incomplete. Delete the path to abort the upload.");
+    }
+    PendingUpload upload = file.upload();
+    if (targetKey.equals(file.key())) {
+      completeOnce(upload);
+      counters.uploadsCompleted.incrementAndGet();
+      return;
+    }
+    miss(srcKey, upload, targetKey);
+  }
+
+  /** Whether a key names a file Hive renamed to keep an existing one: {@code <name>_copy_<K>}. */
+  private static boolean isHiveCopyName(String key) {
+    return key.substring(key.lastIndexOf('/') + 1).matches(".*_copy_\\d+(\\.[^./]+)?");
+  }
+
+  /** Completes an upload, or confirms by HEAD that an earlier completion went through. */
+  private void completeOnce(PendingUpload upload) throws IOException {
+    UploadCompletion.completeOrConfirm(gateway, upload, (failure, found) -> failure);
+  }
+
+  /**
+   * A rename to a name the rules did not predict: the upload can only create its own key, so it is
+   * completed there and copied (see {@link ShimMisses}), or refused when {@link ShimConfig#ON_MISS}
+   * says so. Refused too when that key already holds another object, which the completion would
+   * overwrite.
+   */
+  private void miss(String srcKey, PendingUpload upload, String targetKey) throws IOException {
+    String from = "s3a://" + bucket + "/" + srcKey;
+    String to = "s3a://" + bucket + "/" + targetKey;
+    String predicted = "s3a://" + bucket + "/" + upload.key();
+    if (shim.onMiss() == ShimConfig.OnMiss.FAIL) {
+      counters.missesRefused.incrementAndGet();
+      throw new IOException(refusedMiss(from, to, predicted));
+    }
+    if (gateway.probe(upload.key()).exists()) {
+      throw new IOException(predictedTaken(from, to, predicted, upload.key(), targetKey));
+    }
+    misses.completeAndCopy(srcKey, upload, targetKey, this::completeOnce, plain::rename);
+    counters.misses.incrementAndGet();
+    String root = srcKey.contains("/") ? srcKey.substring(0, srcKey.indexOf('/')) : srcKey;
+    if (missesReported.add(root)) {
+      LOG.warn(
+          "rename shim miss: {} was renamed to {}, not to its predicted {}; it was completed and"
+              + " copied (a COPY of {} bytes), visible under the predicted name during the copy"
+              + " (set "
+              + ShimConfig.ON_MISS
+              + "=fail to refuse such renames instead). Further misses under s3a://{}/{} are logged at"
+              + " debug level and counted.",
+          from,
+          to,
+          predicted,
+          upload.length(),
+          bucket,
+          root);
+    } else {
+      LOG.debug("rename shim miss: {} -> {} (predicted {})", from, to, predicted);
+    }
+  }
+
+  private String refusedMiss(String from, String to, String predicted) {
+    return "cannot rename "
+        + from
+        + " to "
+        + to
+        + ": the rules "
+        + shim.rules().names()
+        + " predicted "
+        + predicted
+        + ", where its data waits as a pending upload that can be completed nowhere else, and "
+        + ShimConfig.ON_MISS
+        + "="
+        + ShimConfig.OnMiss.FAIL.value()
+        + " refuses renames the rules did not predict. Nothing was completed: the upload is"
+        + " aborted when the temporary directory is deleted. Make the prediction right (for"
+        + " Hive, add dev.writeonce.hive.LoadPlanHook to hive.exec.pre.hooks; otherwise add"
+        + " a rule to "
+        + ShimConfig.RULES
+        + "), or set "
+        + ShimConfig.ON_MISS
+        + "="
+        + ShimConfig.OnMiss.COPY.value()
+        + " to complete and copy such files";
+  }
+
+  private String predictedTaken(
+      String from, String to, String predicted, String predictedKey, String targetKey) {
+    return "cannot rename "
+        + from
+        + " to "
+        + to
+        + ": its data is a pending upload to "
+        + predicted
+        + ", which already exists and would be overwritten. The rules "
+        + shim.rules().names()
+        + " predicted that name; add a rule ("
+        + ShimConfig.RULES
+        + ") that predicts "
+        + to
+        + ", or leave this bucket out of "
+        + ShimConfig.BUCKETS
+        + (isHiveCopyName(predictedKey) || isHiveCopyName(targetKey)
+            ? ". Another statement inserting into the same table or partition at the same"
+                + " time most likely took that name first: name"
+                + " dev.writeonce.hive.LoadPlanHook in hive.exec.post.hooks and"
+                + " hive.exec.failure.hooks as well as hive.exec.pre.hooks, so that such"
+                + " statements take turns (docs/hive.md); files of this statement moved"
+                + " before this one are already in the table"
+            : "");
+  }
+
+  private void renameDirectory(String srcKey, List<ObjectInfo> objects, String targetKey)
+      throws IOException {
+    List<String> consumed = Collections.synchronizedList(new ArrayList<>());
+    List<ObjectInfo> files = new ArrayList<>();
+    for (ObjectInfo object : objects) {
+      if (object.key().endsWith("/")) {
+        consumed.add(object.key());
+      } else {
+        files.add(object);
+      }
+    }
+    Tasks.runAll(
+        pool,
+        "renaming s3a://" + bucket + "/" + srcKey,
+        files,
+        object -> {
+          String key = object.key();
+          String target = targetKey + key.substring(srcKey.length());
+          Optional<PendingFile> file = records.recordOf(key, object.size(), object.etag());
+          if (file.isPresent()) {
+            move(key, file.get(), target);
+            consumed.add(key);
+          } else {
+            counters.plainRenames.incrementAndGet();
+            if (!plain.rename(key, target)) {
+              throw new IOException(
+                  "rename s3a://" + bucket + "/" + key + " to " + target + " failed");
+            }
+          }
+        });
+    if (files.isEmpty()) {
+      plain.mkdirs(targetKey);
+    }
+    records.delete(consumed);
+  }
+}
