@@ -3,7 +3,7 @@
 # opens Spark needs on Java 17, as Spark's own launcher adds them. Usage: spark-command.sh SUBCOMMAND [OPTIONS]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-(cd "$root" && mvn -B -q -pl cli -am install -DskipTests -Dspotless.check.skip=true) >&2
+(cd "$root" && mvn -B -q -pl benchmarks -am install -DskipTests -Dspotless.check.skip=true) >&2
 opens=(java.lang java.lang.invoke java.lang.reflect java.io java.net java.nio java.util
   java.util.concurrent java.util.concurrent.atomic jdk.internal.ref sun.nio.ch sun.nio.cs
   sun.security.action sun.util.calendar)
@@ -12,4 +12,4 @@ for p in "${opens[@]}"; do flags+=("--add-opens=java.base/$p=ALL-UNNAMED"); done
 cd "$root"
 exec java -Xmx4g "${flags[@]}" -Djdk.reflect.useDirectMethodHandle=false \
   -Dio.netty.tryReflectionSetAccessible=true -Djava.awt.headless=true \
-  -cp "$root/cli/target/cli-0.1.0-SNAPSHOT.jar:$root/cli/target/lib/*" dev.writeonce.cli.Main "$@"
+  -cp "$root/benchmarks/target/benchmarks-0.1.0-SNAPSHOT.jar:$root/benchmarks/target/lib/*" dev.writeonce.bench.BenchMain "$@"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the operator command (inspect, recover, purge, demo), building it first when needed.
+# Runs the operator command (inspect, recover, purge), building it first when needed.
 # Example: scripts/writeonce.sh inspect s3a://warehouse/sales/ --conf-file /etc/hadoop/conf/core-site.xml
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

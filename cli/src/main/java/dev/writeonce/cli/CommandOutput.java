@@ -14,10 +14,10 @@ import picocli.CommandLine.Option;
  * JSON document there instead, for scripts. Errors and progress go to standard error either way,
  * and the exit code is the same with and without {@code --json}.
  */
-final class CommandOutput {
+public final class CommandOutput {
 
   /** The {@code --json} option of every operator command. */
-  static final class Options {
+  public static final class Options {
     @Option(
         names = "--json",
         description =
@@ -39,7 +39,7 @@ final class CommandOutput {
   private long lastProgressMillis = System.currentTimeMillis();
   private boolean progressShown;
 
-  CommandOutput(CommandSpec spec, Options options, String command) {
+  public CommandOutput(CommandSpec spec, Options options, String command) {
     this.out = spec.commandLine().getOut();
     this.err = spec.commandLine().getErr();
     this.json = options.json;
@@ -47,29 +47,29 @@ final class CommandOutput {
   }
 
   /** The JSON document's top level. */
-  ObjectNode root() {
+  public ObjectNode root() {
     return root;
   }
 
   /** A list at the top level of the JSON document, created on first use. */
-  ArrayNode list(String name) {
+  public ArrayNode list(String name) {
     return root.has(name) ? (ArrayNode) root.get(name) : root.putArray(name);
   }
 
   /** A new entry of a top-level list. */
-  ObjectNode entry(String list) {
+  public ObjectNode entry(String list) {
     return list(list).addObject();
   }
 
   /** A line for people; nothing with {@code --json}. */
-  void say(String line) {
+  public void say(String line) {
     if (!json) {
       out.println(line);
     }
   }
 
   /** An error or a warning, on standard error whatever the format. */
-  void error(String line) {
+  public void error(String line) {
     err.println(line);
     list("errors").add(line);
   }
@@ -78,7 +78,7 @@ final class CommandOutput {
    * Progress of long work on standard error, every few seconds: work that ends sooner prints none.
    * The last item is printed when progress was.
    */
-  void progress(String what, long done, long total) {
+  public void progress(String what, long done, long total) {
     long now = System.currentTimeMillis();
     if (now - lastProgressMillis >= PROGRESS_EVERY_MILLIS || done == total && progressShown) {
       lastProgressMillis = now;
@@ -89,7 +89,7 @@ final class CommandOutput {
   }
 
   /** Ends the command: the JSON document, with the exit code and request count, if asked for. */
-  int finish(int exitCode, long requests) {
+  public int finish(int exitCode, long requests) {
     root.put("requests", requests);
     root.put("exitCode", exitCode);
     if (json) {
@@ -103,7 +103,7 @@ final class CommandOutput {
     return exitCode;
   }
 
-  static String instant(long millis) {
+  public static String instant(long millis) {
     return millis <= 0 ? null : Instant.ofEpochMilli(millis).toString();
   }
 }

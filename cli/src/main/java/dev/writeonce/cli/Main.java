@@ -5,7 +5,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * The operator command.
+ * The operator command: inspect, recover and purge. It needs Java, Hadoop's S3A and the AWS SDK
+ * only; the demo and the benchmarks are the {@code benchmarks} module's.
  *
  * <p>Exit codes: 0 success (for inspect: nothing needs attention), 1 the operation failed, 2 bad
  * usage or a destination that cannot be used, 3 inspect found jobs that need recovery or records
@@ -16,15 +17,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "writeonce 0.1.0",
     description = "Operate on destinations written by the writeonce committers.",
-    subcommands = {
-      DemoCommand.class,
-      InspectCommand.class,
-      RecoverCommand.class,
-      PurgeCommand.class,
-      EngineBenchCommand.class,
-      CompareCommand.class,
-      BenchCommand.class
-    },
+    subcommands = {InspectCommand.class, RecoverCommand.class, PurgeCommand.class},
     footer = {
       "",
       "Exit codes: 0 success, 1 the operation failed, 2 bad usage or unusable destination,",
@@ -45,7 +38,15 @@ public final class Main implements Runnable {
 
   /** Runs the command with its output and errors going to the given writers. */
   public static int run(PrintWriter out, PrintWriter err, String... args) {
-    CommandLine line = new CommandLine(new Main());
+    return run(new Main(), out, err, args);
+  }
+
+  /**
+   * Runs a picocli command with this command's exit codes and error lines: the operator command, or
+   * another tool built on it.
+   */
+  public static int run(Object command, PrintWriter out, PrintWriter err, String... args) {
+    CommandLine line = new CommandLine(command);
     line.setOut(out);
     line.setErr(err);
     line.setExitCodeExceptionMapper(

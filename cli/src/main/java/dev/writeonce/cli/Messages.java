@@ -1,11 +1,11 @@
 package dev.writeonce.cli;
 
 /** One line per failure, with its causes, as an operator reads it. */
-final class Messages {
+public final class Messages {
 
   private Messages() {}
 
-  static String of(Throwable e) {
+  public static String of(Throwable e) {
     StringBuilder text = new StringBuilder(String.valueOf(e.getMessage()));
     for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
       String message = cause.getMessage();

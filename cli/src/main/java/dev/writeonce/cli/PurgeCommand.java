@@ -5,7 +5,7 @@ import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobInspector.Job;
 import dev.writeonce.core.engine.JobLayout;
-import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.json.PendingFileFormat;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.PendingFile;
@@ -159,53 +159,60 @@ final class PurgeCommand implements Callable<Integer> {
         output.say("leave live " + name + ": " + JobFacts.whyLive(job, now));
         continue;
       }
-      switch (job.state()) {
-        case UNCOMMITTED -> {
-          if (job.lastModifiedMillis() > cutoff) {
-            node.put("action", "left-young");
-            continue;
-          }
-          node.put("action", yes ? "abort" : "would-abort");
-          say("abort " + job.uploads().size() + " uploads of uncommitted " + name);
-          if (yes) {
-            try {
-              engine.abort(job.jobId(), List.of());
-              aborted += job.uploads().size();
-            } catch (Exception e) {
-              failures++;
-              node.put("action", "failed");
-              output.error(name + ": " + Messages.of(e));
-            }
-          }
-        }
-        case COMMITTED_UNFINISHED -> {
-          node.put("action", "left-committed");
-          output.say(
-              name
-                  + " is committed: not purged; 'writeonce recover "
-                  + destination
-                  + "' finishes it");
-        }
-        case DAMAGED -> {
-          failures++;
-          node.put("action", "left-damaged");
-          output.error(name + " left untouched: " + job.problem());
-        }
-        case ABORTED -> {
-          if (job.lastModifiedMillis() <= cutoff) {
-            node.put("action", yes ? "remove-records" : "would-remove-records");
-            say("remove the records of aborted " + name);
-            if (yes) {
-              engine.cleanAborted(job.jobId());
-            }
-          } else {
-            node.put("action", "left-young");
-          }
-        }
-        case FINISHED -> node.put("action", "left-finished");
-      }
+      purgeJob(job, node, name, destination, engine);
     }
     JobFacts.releaseStaleClaim(access.gateway, layout, report, output, yes, now);
+  }
+
+  /** What purge does with one job that is not live, by its state. */
+  private void purgeJob(
+      Job job, ObjectNode node, String name, Destination destination, JobCommitEngine engine)
+      throws Exception {
+    switch (job.state()) {
+      case UNCOMMITTED -> {
+        if (job.lastModifiedMillis() > cutoff) {
+          node.put("action", "left-young");
+          return;
+        }
+        node.put("action", yes ? "abort" : "would-abort");
+        say("abort " + job.uploads().size() + " uploads of uncommitted " + name);
+        if (yes) {
+          try {
+            engine.abort(job.jobId(), List.of());
+            aborted += job.uploads().size();
+          } catch (Exception e) {
+            failures++;
+            node.put("action", "failed");
+            output.error(name + ": " + Messages.of(e));
+          }
+        }
+      }
+      case COMMITTED_UNFINISHED -> {
+        node.put("action", "left-committed");
+        output.say(
+            name
+                + " is committed: not purged; 'writeonce recover "
+                + destination
+                + "' finishes it");
+      }
+      case DAMAGED -> {
+        failures++;
+        node.put("action", "left-damaged");
+        output.error(name + " left untouched: " + job.problem());
+      }
+      case ABORTED -> {
+        if (job.lastModifiedMillis() <= cutoff) {
+          node.put("action", yes ? "remove-records" : "would-remove-records");
+          say("remove the records of aborted " + name);
+          if (yes) {
+            engine.cleanAborted(job.jobId());
+          }
+        } else {
+          node.put("action", "left-young");
+        }
+      }
+      case FINISHED -> node.put("action", "left-finished");
+    }
   }
 
   /** The shim's pending-file records in temporary directories at any depth below the prefix. */

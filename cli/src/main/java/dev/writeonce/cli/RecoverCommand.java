@@ -5,6 +5,7 @@ import dev.writeonce.core.engine.CommitResult;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobInspector.Job;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -57,6 +58,13 @@ final class RecoverCommand implements Callable<Integer> {
 
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
+  /** What recover did with one job. */
+  private enum Outcome {
+    LEFT,
+    ACTED,
+    FAILED
+  }
+
   @Override
   public Integer call() throws Exception {
     CommandOutput output = new CommandOutput(spec, format, "recover");
@@ -73,104 +81,16 @@ final class RecoverCommand implements Callable<Integer> {
       for (Job job : report.jobs()) {
         output.progress("recover: jobs", ++position, report.jobs().size());
         ObjectNode node = JobFacts.put(output.entry("jobs"), job, now);
+        Outcome outcome;
         try {
-          if (job.isLive(now)) {
-            if (!ignoreLeaseOf.contains(job.jobId())) {
-              node.put("action", "left-live");
-              output.say("leave live job " + job.jobId() + ": " + JobFacts.whyLive(job, now));
-              continue;
-            }
-            node.put("leaseIgnored", true);
-            output.say(
-                "job "
-                    + job.jobId()
-                    + ": its lease is fresh but ignored (--ignore-lease-of): its driver is taken"
-                    + " for dead");
-          }
-          switch (job.state()) {
-            case COMMITTED_UNFINISHED, FINISHED -> {
-              boolean finished = job.state() == JobInspector.State.FINISHED;
-              String what =
-                  finished ? "remove the records of finished job " : "finish committed job ";
-              node.put(
-                  "action", (dryRun ? "would-" : "") + (finished ? "remove-records" : "finish"));
-              output.say(
-                  (dryRun ? "would " : "") + what + job.jobId() + " (" + job.files() + " files)");
-              if (!dryRun) {
-                Optional<CommitResult> result = engine.resume(job.jobId(), acceptLost);
-                if (result.isPresent()) {
-                  CommitResult r = result.get();
-                  ObjectNode done = node.putObject("result");
-                  done.put("files", r.files());
-                  done.put("bytes", r.bytes());
-                  done.put("completedNow", r.completed());
-                  done.put("completedEarlier", r.confirmed());
-                  output.say(
-                      String.format(
-                          "  job %s finished: %d files, %d bytes, %d uploads completed now, %d"
-                              + " completed earlier",
-                          r.jobId(), r.files(), r.bytes(), r.completed(), r.confirmed()));
-                }
-              }
-              acted++;
-            }
-            case UNCOMMITTED -> {
-              Duration idle = Duration.ofMillis(now - job.lastModifiedMillis());
-              if (idle.compareTo(minAge) < 0) {
-                node.put("action", "left-young");
-                output.say(
-                    "leave uncommitted job "
-                        + job.jobId()
-                        + ": its newest record is "
-                        + Durations.format(Duration.ofSeconds(idle.toSeconds()))
-                        + " old, younger than --min-age "
-                        + Durations.format(minAge)
-                        + " (it may be running)");
-                continue;
-              }
-              node.put("action", dryRun ? "would-abort" : "abort");
-              output.say(
-                  (dryRun ? "would abort " : "abort ")
-                      + job.uploads().size()
-                      + " uploads of uncommitted job "
-                      + job.jobId()
-                      + (job.record() == null
-                          ? ""
-                          : ", whose driver's lease lapsed at "
-                              + CommandOutput.instant(job.leaseExpiresMillis())));
-              if (!dryRun) {
-                engine.abort(job.jobId(), List.of());
-                output.say("  job " + job.jobId() + " aborted; its records removed");
-              }
-              acted++;
-            }
-            case ABORTED -> {
-              node.put("action", dryRun ? "would-remove-records" : "remove-records");
-              output.say(
-                  (dryRun ? "would remove" : "remove")
-                      + " the records of aborted job "
-                      + job.jobId());
-              if (!dryRun) {
-                engine.cleanAborted(job.jobId());
-              }
-              acted++;
-            }
-            case DAMAGED -> {
-              failures++;
-              node.put("action", "left-damaged");
-              output.error(
-                  "job "
-                      + job.jobId()
-                      + " left untouched: "
-                      + job.problem()
-                      + ". Inspect the record; nothing of this job was completed or deleted.");
-            }
-          }
+          outcome = recover(job, node, engine, output, now);
         } catch (Exception e) {
-          failures++;
           node.put("action", "failed");
           output.error("job " + job.jobId() + ": " + Messages.of(e));
+          outcome = Outcome.FAILED;
         }
+        failures += outcome == Outcome.FAILED ? 1 : 0;
+        acted += outcome == Outcome.ACTED ? 1 : 0;
       }
       JobFacts.releaseStaleClaim(access.gateway, access.layout, report, output, !dryRun, now);
       if (acted == 0 && failures == 0) {
@@ -180,5 +100,105 @@ final class RecoverCommand implements Callable<Integer> {
       output.say(requests + " requests sent");
       return output.finish(failures == 0 ? Main.OK : Main.FAILED, requests);
     }
+  }
+
+  private Outcome recover(
+      Job job, ObjectNode node, JobCommitEngine engine, CommandOutput output, long now)
+      throws IOException {
+    if (job.isLive(now)) {
+      if (!ignoreLeaseOf.contains(job.jobId())) {
+        node.put("action", "left-live");
+        output.say("leave live job " + job.jobId() + ": " + JobFacts.whyLive(job, now));
+        return Outcome.LEFT;
+      }
+      node.put("leaseIgnored", true);
+      output.say(
+          "job "
+              + job.jobId()
+              + ": its lease is fresh but ignored (--ignore-lease-of): its driver is taken"
+              + " for dead");
+    }
+    return switch (job.state()) {
+      case COMMITTED_UNFINISHED, FINISHED -> finish(job, node, engine, output);
+      case UNCOMMITTED -> abort(job, node, engine, output, now);
+      case ABORTED -> {
+        node.put("action", dryRun ? "would-remove-records" : "remove-records");
+        output.say(
+            (dryRun ? "would remove" : "remove") + " the records of aborted job " + job.jobId());
+        if (!dryRun) {
+          engine.cleanAborted(job.jobId());
+        }
+        yield Outcome.ACTED;
+      }
+      case DAMAGED -> {
+        node.put("action", "left-damaged");
+        output.error(
+            "job "
+                + job.jobId()
+                + " left untouched: "
+                + job.problem()
+                + ". Inspect the record; nothing of this job was completed or deleted.");
+        yield Outcome.FAILED;
+      }
+    };
+  }
+
+  private Outcome finish(Job job, ObjectNode node, JobCommitEngine engine, CommandOutput output)
+      throws IOException {
+    boolean finished = job.state() == JobInspector.State.FINISHED;
+    String what = finished ? "remove the records of finished job " : "finish committed job ";
+    node.put("action", (dryRun ? "would-" : "") + (finished ? "remove-records" : "finish"));
+    output.say((dryRun ? "would " : "") + what + job.jobId() + " (" + job.files() + " files)");
+    if (dryRun) {
+      return Outcome.ACTED;
+    }
+    Optional<CommitResult> result = engine.resume(job.jobId(), acceptLost);
+    if (result.isPresent()) {
+      CommitResult r = result.get();
+      ObjectNode done = node.putObject("result");
+      done.put("files", r.files());
+      done.put("bytes", r.bytes());
+      done.put("completedNow", r.completed());
+      done.put("completedEarlier", r.confirmed());
+      output.say(
+          String.format(
+              "  job %s finished: %d files, %d bytes, %d uploads completed now, %d"
+                  + " completed earlier",
+              r.jobId(), r.files(), r.bytes(), r.completed(), r.confirmed()));
+    }
+    return Outcome.ACTED;
+  }
+
+  private Outcome abort(
+      Job job, ObjectNode node, JobCommitEngine engine, CommandOutput output, long now)
+      throws IOException {
+    Duration idle = Duration.ofMillis(now - job.lastModifiedMillis());
+    if (idle.compareTo(minAge) < 0) {
+      node.put("action", "left-young");
+      output.say(
+          "leave uncommitted job "
+              + job.jobId()
+              + ": its newest record is "
+              + Durations.format(Duration.ofSeconds(idle.toSeconds()))
+              + " old, younger than --min-age "
+              + Durations.format(minAge)
+              + " (it may be running)");
+      return Outcome.LEFT;
+    }
+    node.put("action", dryRun ? "would-abort" : "abort");
+    output.say(
+        (dryRun ? "would abort " : "abort ")
+            + job.uploads().size()
+            + " uploads of uncommitted job "
+            + job.jobId()
+            + (job.record() == null
+                ? ""
+                : ", whose driver's lease lapsed at "
+                    + CommandOutput.instant(job.leaseExpiresMillis())));
+    if (!dryRun) {
+      engine.abort(job.jobId(), List.of());
+      output.say("  job " + job.jobId() + " aborted; its records removed");
+    }
+    return Outcome.ACTED;
   }
 }

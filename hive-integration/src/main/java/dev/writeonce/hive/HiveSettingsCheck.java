@@ -38,26 +38,7 @@ public final class HiveSettingsCheck {
   /** The problems of a configuration; empty when it suits the shim. */
   public static List<Finding> check(Configuration conf) {
     List<Finding> findings = new ArrayList<>();
-    boolean optimizations = conf.getBoolean(BLOBSTORE_OPTIMIZATIONS, true);
-    for (String[] merge :
-        new String[][] {
-          {MERGE_MAP_FILES, "true"}, {MERGE_MAPRED_FILES, "false"}, {MERGE_TEZ_FILES, "false"}
-        }) {
-      String value = conf.get(merge[0], merge[1]).trim();
-      if (Boolean.parseBoolean(value)) {
-        findings.add(
-            new Finding(
-                merge[0],
-                value,
-                "the small-file merge job reads staged files before the commit, which the rename"
-                    + " shim refuses (their data is a pending upload)"
-                    + (optimizations
-                        ? "; with it, Hive 4.1 also commits an empty table for CTAS and loads"
-                            + " nothing for a dynamic-partition INSERT OVERWRITE on object stores."
-                        : "."),
-                "set " + MERGE_MAP_FILES + "=false and " + MERGE_MAPRED_FILES + "=false."));
-      }
-    }
+    mergeFindings(conf, findings);
     String staging = conf.get(STAGING_DIR, ".hive-staging").trim();
     if (staging.startsWith("/") || staging.contains(":") || !staging.startsWith(".hive-staging")) {
       findings.add(
@@ -97,6 +78,29 @@ public final class HiveSettingsCheck {
       }
     }
     return findings;
+  }
+
+  private static void mergeFindings(Configuration conf, List<Finding> findings) {
+    boolean optimizations = conf.getBoolean(BLOBSTORE_OPTIMIZATIONS, true);
+    for (String[] merge :
+        new String[][] {
+          {MERGE_MAP_FILES, "true"}, {MERGE_MAPRED_FILES, "false"}, {MERGE_TEZ_FILES, "false"}
+        }) {
+      String value = conf.get(merge[0], merge[1]).trim();
+      if (Boolean.parseBoolean(value)) {
+        findings.add(
+            new Finding(
+                merge[0],
+                value,
+                "the small-file merge job reads staged files before the commit, which the rename"
+                    + " shim refuses (their data is a pending upload)"
+                    + (optimizations
+                        ? "; with it, Hive 4.1 also commits an empty table for CTAS and loads"
+                            + " nothing for a dynamic-partition INSERT OVERWRITE on object stores."
+                        : "."),
+                "set " + MERGE_MAP_FILES + "=false and " + MERGE_MAPRED_FILES + "=false."));
+      }
+    }
   }
 
   /**

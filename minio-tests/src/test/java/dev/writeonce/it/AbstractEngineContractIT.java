@@ -8,7 +8,7 @@ import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.engine.CommitResult;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobCommitRequest;
-import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.PendingUpload;

@@ -1,6 +1,6 @@
 package dev.writeonce.shim;
 
-import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.json.LoadPlanFormat;
 import dev.writeonce.core.model.LoadPlan;
 import dev.writeonce.core.store.ObjectInfo;

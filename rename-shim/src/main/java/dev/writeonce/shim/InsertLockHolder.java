@@ -1,12 +1,12 @@
 package dev.writeonce.shim;
 
-import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.errors.FormatException;
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.InsertLockFormat;
 import dev.writeonce.core.model.InsertLock;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.PeekedObject;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -141,15 +141,7 @@ public final class InsertLockHolder {
       Pause pause)
       throws IOException {
     long started = clock.getAsLong();
-    InsertLock mine =
-        new InsertLock(
-            holder,
-            UUID.randomUUID().toString(),
-            JobRecord.thisHost(),
-            destination,
-            started,
-            started,
-            leaseMillis);
+    InsertLock mine = newLock(holder, destination, leaseMillis, started);
     long nextPause = FIRST_PAUSE_MILLIS;
     long lastReport = Long.MIN_VALUE;
     int[] lostAnswers = {0};
@@ -189,6 +181,11 @@ public final class InsertLockHolder {
       pause(pause, nextPause, uri);
       nextPause = Math.min(nextPause * 2, LONGEST_PAUSE_MILLIS);
     }
+  }
+
+  private static InsertLock newLock(String holder, String destination, long leaseMillis, long now) {
+    String uuid = UUID.randomUUID().toString();
+    return new InsertLock(holder, uuid, JobRecord.thisHost(), destination, now, now, leaseMillis);
   }
 
   /**

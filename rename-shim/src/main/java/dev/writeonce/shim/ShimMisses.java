@@ -1,6 +1,6 @@
 package dev.writeonce.shim;
 
-import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.json.ShimMissFormat;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.ShimMiss;

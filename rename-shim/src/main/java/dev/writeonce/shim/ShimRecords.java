@@ -1,6 +1,6 @@
 package dev.writeonce.shim;
 
-import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.json.PendingFileFormat;
 import dev.writeonce.core.model.PendingFile;
 import dev.writeonce.core.model.PendingUpload;

@@ -4,7 +4,7 @@ import dev.writeonce.core.committer.CommitterProviders;
 import dev.writeonce.core.committer.ConflictPolicy;
 import dev.writeonce.core.committer.MultipartOutputCommitter;
 import dev.writeonce.core.config.CommitterConfig;
-import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.json.ManifestFormats;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;

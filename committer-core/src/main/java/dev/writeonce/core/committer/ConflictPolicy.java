@@ -1,11 +1,12 @@
 package dev.writeonce.core.committer;
 
 import dev.writeonce.core.engine.JobLayout;
+import dev.writeonce.core.errors.DestinationConflictException;
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskManifest;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.List;

@@ -1,6 +1,6 @@
 package dev.writeonce.core.committer;
 
-import dev.writeonce.core.engine.InvalidJobException;
+import dev.writeonce.core.errors.InvalidJobException;
 import dev.writeonce.core.model.TaskManifest;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -2,12 +2,13 @@ package dev.writeonce.core.committer;
 
 import dev.writeonce.core.engine.JobLayout;
 import dev.writeonce.core.engine.JobRecords;
+import dev.writeonce.core.errors.DestinationConflictException;
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.JobRecordFormat;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.DestinationClaim;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.store.ErrorKind;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.time.Instant;

@@ -1,17 +1,17 @@
 package dev.writeonce.core.committer;
 
 import dev.writeonce.core.config.CommitterConfig;
-import dev.writeonce.core.engine.CommitConflictException;
-import dev.writeonce.core.engine.JobAlreadyFinishedException;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobRecords;
+import dev.writeonce.core.errors.CommitConflictException;
+import dev.writeonce.core.errors.JobAlreadyFinishedException;
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.JobRecord.State;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ErrorKind;
-import dev.writeonce.core.store.StoreException;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.Collection;
@@ -204,7 +204,7 @@ final class JobIdentity {
   private boolean finishedEarlier(String jobId) throws IOException {
     try {
       return records.loadSuccess().map(success -> success.jobId().equals(jobId)).orElse(false);
-    } catch (dev.writeonce.core.json.FormatException e) {
+    } catch (dev.writeonce.core.errors.FormatException e) {
       return false;
     }
   }
@@ -309,7 +309,7 @@ final class JobIdentity {
     Optional<JobRecord> record;
     try {
       record = records.loadJobRecord(jobId);
-    } catch (dev.writeonce.core.json.FormatException e) {
+    } catch (dev.writeonce.core.errors.FormatException e) {
       return AbortScope.KEEP_FENCE; // the engine's abort reports unreadable records itself
     }
     if (record.isEmpty()) {

@@ -1,18 +1,14 @@
 package dev.writeonce.core.committer;
 
 import dev.writeonce.core.config.CommitterConfig;
-import dev.writeonce.core.engine.CommitConflictException;
 import dev.writeonce.core.engine.CommitResult;
-import dev.writeonce.core.engine.InvalidJobException;
 import dev.writeonce.core.engine.JobCommitEngine;
-import dev.writeonce.core.engine.JobCommitRequest;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobLayout;
 import dev.writeonce.core.engine.JobRecords;
 import dev.writeonce.core.model.CommitStatistics;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
-import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
@@ -20,7 +16,6 @@ import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,7 +27,6 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobContext;
 import org.apache.hadoop.mapreduce.JobStatus;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
-import org.apache.hadoop.mapreduce.TaskAttemptID;
 import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -144,6 +138,23 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     return store;
   }
 
+  private JobCommits newJobCommits() throws IOException {
+    return new JobCommits(name, destination, config, conflicts, store(), engine());
+  }
+
+  /** Gives the job up after a failed commit, never hiding the failure that caused it. */
+  private void giveUp(String jobId, Optional<String> uuid) {
+    try {
+      jobAborts().giveUp(jobId, uuid);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Job {}: its lease could not be given up: {}", jobId, e.getMessage());
+    }
+  }
+
+  private JobAborts jobAborts() throws IOException {
+    return new JobAborts(engine(), destination, config);
+  }
+
   protected JobCommitEngine engine() throws IOException {
     return new JobCommitEngine(store(), config, destination);
   }
@@ -217,11 +228,6 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     return context.getConfiguration().getInt("mapreduce.job.application.attempt.id", 0) > 0;
   }
 
-  /**
-   * A job that passed its commit point on this destination without finishing is finished before a
-   * new job starts, or the new job fails naming it: its output is decided and must not be mixed
-   * with the new job's. One LIST when there is none, the usual case.
-   */
   /**
    * Records the keys an attempt is about to create uploads for, before it creates any, so that
    * uploads of an attempt that dies while uploading can be found and aborted from the store alone.
@@ -327,42 +333,13 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
   public void commitJob(JobContext context) throws IOException {
     String jobId = recordsJobId(context);
     try {
-      commitJobFromStore(context, jobId);
+      if (newJobCommits().fromStore(context, jobId, runUuid(context))) {
+        cleanupJobLocally(context);
+      }
     } catch (IOException | RuntimeException e) {
       giveUp(jobId, runUuid(context));
       throw e;
     }
-  }
-
-  private void commitJobFromStore(JobContext context, String jobId) throws IOException {
-    JobCommitEngine engine = engine();
-    JobIdentity identity = new JobIdentity(engine, destination, config);
-    JobRecord record = identity.requireCommittable(jobId, runUuid(context));
-    if (record.state() == JobRecord.State.COMMITTING && identity.finishIfCommitted(jobId)) {
-      return;
-    }
-    // From here on, a task commit can no longer be sure to be taken: see commitTask.
-    record = identity.markCommitting(record);
-    List<TaskManifest> selected;
-    List<String> replaced;
-    try {
-      selected = oneAttemptPerTask(engine.records().loadTaskManifests(jobId));
-      Optional<ExpectedTasks> expected = ExpectedTasks.of(context.getConfiguration());
-      if (expected.isPresent()) {
-        expected.get().requireAll(context.getJobID(), selected, destination.toString());
-      }
-      // Fail mode is checked once, under the destination claim taken by the commit below.
-      replaced =
-          config.conflictMode() == ConflictMode.FAIL
-              ? List.of()
-              : conflicts.replacedPrefixes(
-                  store(), engine.layout(), config.conflictMode(), selected);
-    } catch (DestinationConflictException | InvalidJobException e) {
-      abortAfterRefusal(engine, jobId, List.of(), e);
-      throw e;
-    }
-    commit(engine, record, selected, config.conflictMode(), replaced);
-    cleanupJobLocally(context);
   }
 
   /**
@@ -374,57 +351,10 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
       String jobId, List<TaskManifest> manifests, ConflictMode mode, List<String> replaced)
       throws IOException {
     try {
-      return commitJobFromManifests(jobId, manifests, mode, replaced);
+      return newJobCommits().fromManifests(jobId, ownUuid(), manifests, mode, replaced);
     } catch (IOException | RuntimeException e) {
       giveUp(jobId, ownUuid());
       throw e;
-    }
-  }
-
-  private CommitResult commitJobFromManifests(
-      String jobId, List<TaskManifest> manifests, ConflictMode mode, List<String> replaced)
-      throws IOException {
-    JobCommitEngine engine = engine();
-    JobIdentity identity = new JobIdentity(engine, destination, config);
-    JobRecord record = identity.requireCommittable(jobId, ownUuid());
-    if (record.state() == JobRecord.State.COMMITTING && identity.finishIfCommitted(jobId)) {
-      throw new CommitConflictException(
-          "job "
-              + jobId
-              + " on "
-              + destination
-              + " had passed its commit point in an earlier commitJob: it is now finished");
-    }
-    // Marks that a write of the job manifest may be in flight: an abort then keeps its fence.
-    record = identity.markCommitting(record);
-    return commit(engine, record, manifests, mode, replaced);
-  }
-
-  private CommitResult commit(
-      JobCommitEngine engine,
-      JobRecord record,
-      List<TaskManifest> manifests,
-      ConflictMode mode,
-      List<String> replaced)
-      throws IOException {
-    String jobId = record.jobId();
-    String claim = null;
-    try {
-      if (mode == ConflictMode.FAIL) {
-        claim = FailModeClaim.take(store(), destination, record);
-        conflicts.replacedPrefixes(store(), engine.layout(), mode, manifests);
-      }
-      CommitResult result =
-          engine.commit(new JobCommitRequest(jobId, name, mode, manifests, replaced, record));
-      LOG.info("Job {}: {} files committed by {}", jobId, result.files(), name);
-      return result;
-    } catch (InvalidJobException | DestinationConflictException e) {
-      abortAfterRefusal(engine, jobId, manifests, e);
-      throw e;
-    } finally {
-      if (claim != null) {
-        FailModeClaim.release(store(), destination, jobId, claim);
-      }
     }
   }
 
@@ -437,7 +367,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
   @Override
   public void abortJob(JobContext context, JobStatus.State state) throws IOException {
     try {
-      abortJob(recordsJobId(context), runUuid(context), List.of());
+      jobAborts().abort(recordsJobId(context), runUuid(context), List.of());
     } finally {
       cleanupJobLocally(context);
     }
@@ -448,7 +378,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
    * its commit point is finished instead, because its outcome is decided.
    */
   public void abortJob(String jobId, List<TaskManifest> known) throws IOException {
-    abortJob(jobId, ownUuid(), known);
+    jobAborts().abort(jobId, ownUuid(), known);
   }
 
   /**
@@ -467,56 +397,6 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     return Optional.empty();
   }
 
-  private void abortJob(String jobId, Optional<String> uuid, List<TaskManifest> known)
-      throws IOException {
-    try {
-      abortOrFinish(jobId, uuid, known);
-    } catch (IOException | RuntimeException e) {
-      giveUp(jobId, uuid);
-      throw e;
-    }
-  }
-
-  /**
-   * A driver whose commit or abort of its job failed gives the job up: its lease is marked
-   * released, so that {@code writeonce recover} may finish or abort the job at once instead of
-   * waiting for the lease to lapse while this process lives on. Only this run's lease is touched.
-   */
-  private void giveUp(String jobId, Optional<String> uuid) {
-    if (uuid.isEmpty()) {
-      return;
-    }
-    try {
-      engine().records().giveUpLease(jobId, uuid.get());
-    } catch (IOException e) {
-      LOG.warn("Job {}: its lease could not be given up: {}", jobId, e.getMessage());
-    }
-  }
-
-  private void abortOrFinish(String jobId, Optional<String> uuid, List<TaskManifest> known)
-      throws IOException {
-    JobCommitEngine engine = engine();
-    JobIdentity.AbortScope scope =
-        new JobIdentity(engine, destination, config).abortScope(jobId, uuid);
-    if (scope == JobIdentity.AbortScope.NONE) {
-      return;
-    }
-    try {
-      engine.abort(jobId, known, scope == JobIdentity.AbortScope.RELEASE_FENCE);
-    } catch (CommitConflictException committed) {
-      // The engine refuses to abort past the commit point: the job is decided, so finish it.
-      LOG.error(
-          "Job {} is aborted after its commit point: finishing it instead. Its output IS"
-              + " published in full; do not run the job again",
-          jobId);
-      Optional<CommitResult> finished = engine.resume(jobId);
-      LOG.info(
-          "Job {} finished during abort: {} files",
-          jobId,
-          finished.map(CommitResult::files).orElse(0));
-    }
-  }
-
   /** Frees what the job holds on this machine once it has ended; nothing by default. */
   protected void cleanupJobLocally(JobContext context) throws IOException {}
 
@@ -528,66 +408,6 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
       } catch (IOException e) {
         cause.addSuppressed(e);
       }
-    }
-  }
-
-  /**
-   * Aborts a job whose commit was refused before its manifest was written: no write of it can be in
-   * flight, so the abort's own fence goes too.
-   */
-  private void abortAfterRefusal(
-      JobCommitEngine engine, String jobId, List<TaskManifest> known, IOException refusal) {
-    try {
-      engine.abort(jobId, known, true);
-    } catch (IOException e) {
-      refusal.addSuppressed(e);
-    }
-  }
-
-  /**
-   * Keeps the highest attempt of each task. Hadoop lets one attempt of a task commit, but an
-   * attempt whose commit succeeded and was then reported lost can be followed by another; the
-   * earlier attempt's uploads are aborted, so its output never appears.
-   */
-  private List<TaskManifest> oneAttemptPerTask(List<TaskManifest> manifests) throws IOException {
-    Map<String, TaskManifest> byTask = new LinkedHashMap<>();
-    List<TaskManifest> discarded = new ArrayList<>();
-    for (TaskManifest manifest : manifests) {
-      String task = taskOf(manifest.taskAttemptId());
-      TaskManifest other = byTask.get(task);
-      if (other == null) {
-        byTask.put(task, manifest);
-      } else if (attemptNumber(manifest) > attemptNumber(other)) {
-        byTask.put(task, manifest);
-        discarded.add(other);
-      } else {
-        discarded.add(manifest);
-      }
-    }
-    for (TaskManifest loser : discarded) {
-      LOG.warn(
-          "Task attempt {} is superseded by a later attempt: aborting its uploads",
-          loser.taskAttemptId());
-      for (PendingUpload upload : loser.uploads()) {
-        store().abortUpload(upload.key(), upload.uploadId());
-      }
-    }
-    return new ArrayList<>(byTask.values());
-  }
-
-  private static String taskOf(String attemptId) {
-    try {
-      return TaskAttemptID.forName(attemptId).getTaskID().toString();
-    } catch (IllegalArgumentException e) {
-      return attemptId;
-    }
-  }
-
-  private static int attemptNumber(TaskManifest manifest) {
-    try {
-      return TaskAttemptID.forName(manifest.taskAttemptId()).getId();
-    } catch (IllegalArgumentException e) {
-      return 0;
     }
   }
 }

@@ -1,9 +1,10 @@
 package dev.writeonce.core.engine;
 
+import dev.writeonce.core.errors.StoreException;
+import dev.writeonce.core.errors.UploadLostException;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.store.ObjectInfo;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.upload.UploadCompletion;
 import java.io.IOException;

@@ -1,8 +1,9 @@
 package dev.writeonce.core.engine;
 
 import dev.writeonce.core.config.CommitterConfig;
-import dev.writeonce.core.json.FormatException;
-import dev.writeonce.core.model.ConflictMode;
+import dev.writeonce.core.errors.FormatException;
+import dev.writeonce.core.errors.JobCommittedException;
+import dev.writeonce.core.errors.UploadLostException;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.JobRecord;
@@ -15,7 +16,6 @@ import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -81,7 +81,8 @@ public final class JobCommitEngine {
     Map<RequestType, Long> before = store.counters().snapshot();
     Map<String, Long> stageMillis = new LinkedHashMap<>();
     long start = System.nanoTime();
-    JobManifest manifest = buildManifest(request);
+    JobManifest manifest =
+        ManifestStage.build(store, layout, records, request, clock.getAsLong(), this::resume);
     stageMillis.put("validate", elapsedMillis(start));
 
     start = System.nanoTime();
@@ -266,73 +267,6 @@ public final class JobCommitEngine {
     return store.listObjects(layout.jobPrefix(jobId)).isEmpty();
   }
 
-  private JobManifest buildManifest(JobCommitRequest request) throws IOException {
-    List<PendingUpload> uploads = new ArrayList<>();
-    Map<String, String> writerOfKey = new HashMap<>();
-    for (TaskManifest task : request.taskManifests()) {
-      if (!task.jobId().equals(request.jobId())) {
-        throw invalid(
-            request, "task attempt " + task.taskAttemptId() + " belongs to job " + task.jobId());
-      }
-      for (PendingUpload upload : task.uploads()) {
-        String other = writerOfKey.putIfAbsent(upload.key(), task.taskAttemptId());
-        if (other != null) {
-          throw invalid(
-              request,
-              "key "
-                  + layout.destination().uriOf(upload.key())
-                  + " is written by both task attempt "
-                  + other
-                  + " and "
-                  + task.taskAttemptId());
-        }
-        uploads.add(upload);
-      }
-    }
-    long now = clock.getAsLong();
-    JobManifest manifest;
-    try {
-      manifest =
-          new JobManifest(
-              request.jobId(),
-              layout.destination(),
-              request.conflictMode(),
-              request.committer(),
-              now,
-              uploads,
-              List.of());
-      if (request.conflictMode() == ConflictMode.REPLACE) {
-        List<String> deletes =
-            ReplaceStage.resolveWhenNoOtherJobIsUnfinished(
-                store, layout, records, request, writerOfKey.keySet(), this::resume);
-        manifest =
-            new JobManifest(
-                request.jobId(),
-                layout.destination(),
-                request.conflictMode(),
-                request.committer(),
-                now,
-                uploads,
-                deletes);
-      }
-    } catch (IllegalArgumentException e) {
-      throw invalid(request, e.getMessage());
-    }
-    return manifest;
-  }
-
-  private InvalidJobException invalid(JobCommitRequest request, String problem) {
-    return new InvalidJobException(
-        "job "
-            + request.jobId()
-            + " cannot be committed to "
-            + layout.destination()
-            + ": "
-            + problem
-            + ". Nothing was completed or deleted.",
-        null);
-  }
-
   private CommitResult finish(
       JobManifest manifest,
       JobRecord record,
@@ -375,22 +309,7 @@ public final class JobCommitEngine {
             clock.getAsLong());
     stageMillis.put("success", elapsedMillis(start));
 
-    // The job's own, durable end: leftovers of a finished job are never finished again.
-    long now = clock.getAsLong();
-    JobRecord base =
-        record != null
-            ? record
-            : new JobRecord(
-                jobId,
-                "unrecorded",
-                layout.destination(),
-                State.RUNNING,
-                JobRecord.thisHost(),
-                now,
-                now,
-                config.leaseMillis());
-    records.saveJobRecord(base.withState(State.FINISHED, now), false);
-
+    markFinished(jobId, record);
     start = System.nanoTime();
     cleanup.deleteRecordsQuietly(jobId, takenAttempts, layout.jobRecordKey(jobId));
     stageMillis.put("cleanup", elapsedMillis(start));
@@ -405,6 +324,24 @@ public final class JobCommitEngine {
         outcome.lost().size(),
         manifest.deletes().size());
     return result(manifest, outcome, before, stageMillis, success);
+  }
+
+  /** The job's own, durable end: leftovers of a finished job are never finished again. */
+  private void markFinished(String jobId, JobRecord record) throws IOException {
+    long now = clock.getAsLong();
+    JobRecord base =
+        record != null
+            ? record
+            : new JobRecord(
+                jobId,
+                "unrecorded",
+                layout.destination(),
+                State.RUNNING,
+                JobRecord.thisHost(),
+                now,
+                now,
+                config.leaseMillis());
+    records.saveJobRecord(base.withState(State.FINISHED, now), false);
   }
 
   private CommitResult result(

@@ -1,13 +1,13 @@
 package dev.writeonce.core.engine;
 
-import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.errors.FormatException;
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ObjectInfo;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,8 +1,8 @@
 package dev.writeonce.core.engine;
 
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.JobRecordFormat;
 import dev.writeonce.core.model.JobRecord;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.util.List;
 import java.util.Map;

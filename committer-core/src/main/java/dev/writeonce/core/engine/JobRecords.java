@@ -1,6 +1,7 @@
 package dev.writeonce.core.engine;
 
-import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.errors.FormatException;
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.JobRecordFormat;
 import dev.writeonce.core.json.ManifestFormats;
 import dev.writeonce.core.json.SuccessDataFormat;
@@ -11,7 +12,6 @@ import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ObjectInfo;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.util.ArrayList;
 import java.util.List;

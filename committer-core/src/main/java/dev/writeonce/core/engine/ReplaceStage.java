@@ -1,9 +1,9 @@
 package dev.writeonce.core.engine;
 
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.store.ObjectInfo;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.ArrayList;

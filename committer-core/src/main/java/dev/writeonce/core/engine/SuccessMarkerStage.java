@@ -1,5 +1,6 @@
 package dev.writeonce.core.engine;
 
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.SuccessDataFormat;
 import dev.writeonce.core.model.CommitStatistics;
 import dev.writeonce.core.model.JobManifest;
@@ -7,7 +8,6 @@ import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.store.RequestType;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -59,18 +59,7 @@ final class SuccessMarkerStage {
       // Accepted by an operator: these files of the job were never published.
       diagnostics.put(CommitStatistics.LOST_FILES, String.join(" ", lost));
     }
-    List<String> names = new ArrayList<>();
-    java.util.Set<String> lostKeys = new java.util.HashSet<>();
-    outcome.lost().forEach(e -> lostKeys.addAll(e.lostKeys()));
-    for (PendingUpload upload : manifest.uploads()) {
-      if (lostKeys.contains(upload.key())) {
-        continue;
-      }
-      if (names.size() >= fileLimit) {
-        break;
-      }
-      names.add(manifest.destination().uriOf(upload.key()));
-    }
+    List<String> names = publishedNames(manifest, outcome, fileLimit);
     SuccessData success =
         new SuccessData(
             nowMillis,
@@ -86,5 +75,22 @@ final class SuccessMarkerStage {
             counters);
     store.putObject(layout.successKey(), SuccessDataFormat.toJson(success), false);
     return success;
+  }
+
+  /** The first {@code limit} files the job published, lost ones left out. */
+  private static List<String> publishedNames(
+      JobManifest manifest, CompleteUploadsStage.Outcome outcome, int limit) {
+    List<String> names = new ArrayList<>();
+    java.util.Set<String> lostKeys = new java.util.HashSet<>();
+    outcome.lost().forEach(e -> lostKeys.addAll(e.lostKeys()));
+    for (PendingUpload upload : manifest.uploads()) {
+      if (names.size() >= limit) {
+        break;
+      }
+      if (!lostKeys.contains(upload.key())) {
+        names.add(manifest.destination().uriOf(upload.key()));
+      }
+    }
+    return names;
   }
 }

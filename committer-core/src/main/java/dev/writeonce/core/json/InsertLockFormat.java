@@ -1,6 +1,7 @@
 package dev.writeonce.core.json;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.model.InsertLock;
 
 /** JSON of an insert lock ({@code writeonce.insert-lock}, version 1): see {@link InsertLock}. */

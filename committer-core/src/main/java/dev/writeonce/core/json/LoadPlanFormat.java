@@ -2,6 +2,7 @@ package dev.writeonce.core.json;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.model.LoadPlan;
 import java.io.IOException;
 import java.io.StringReader;

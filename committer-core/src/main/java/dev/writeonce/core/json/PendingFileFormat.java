@@ -1,6 +1,7 @@
 package dev.writeonce.core.json;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.model.PendingFile;
 import java.nio.charset.StandardCharsets;
 

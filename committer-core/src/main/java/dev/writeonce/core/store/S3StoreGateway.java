@@ -1,5 +1,6 @@
 package dev.writeonce.core.store;
 
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
@@ -14,11 +15,11 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.s3a.S3AFileSystem;
 import org.apache.hadoop.fs.s3a.api.RequestFactory;
-import org.apache.hadoop.fs.s3a.impl.PutObjectOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.core.ResponseBytes;
@@ -28,10 +29,8 @@ import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.AbortMultipartUploadRequest;
 import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadRequest;
-import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
 import software.amazon.awssdk.services.s3.model.CreateMultipartUploadRequest;
-import software.amazon.awssdk.services.s3.model.Delete;
 import software.amazon.awssdk.services.s3.model.DeleteObjectsRequest;
 import software.amazon.awssdk.services.s3.model.DeleteObjectsResponse;
 import software.amazon.awssdk.services.s3.model.GetObjectRequest;
@@ -64,13 +63,13 @@ public final class S3StoreGateway implements StoreGateway {
 
   private final S3Client s3;
   private final String bucket;
-  private final RequestFactory requests;
+  private final S3Requests requests;
   private final RequestCounters counters = new RequestCounters();
 
   private S3StoreGateway(S3Client s3, String bucket, RequestFactory requests) {
     this.s3 = s3;
     this.bucket = bucket;
-    this.requests = requests;
+    this.requests = new S3Requests(bucket, requests);
   }
 
   /** The gateway for the bucket an S3A filesystem is bound to. */
@@ -106,10 +105,7 @@ public final class S3StoreGateway implements StoreGateway {
   public String createUpload(String key) throws StoreException {
     CreateMultipartUploadRequest.Builder request;
     try {
-      request =
-          requests == null
-              ? CreateMultipartUploadRequest.builder().bucket(bucket).key(key)
-              : requests.newMultipartUploadRequestBuilder(key, PutObjectOptions.defaultOptions());
+      request = requests.createUpload(key);
     } catch (IOException e) {
       throw new StoreException(
           ErrorKind.FATAL, 0, "CreateMultipartUpload " + uri(key) + ": " + e, e);
@@ -144,15 +140,7 @@ public final class S3StoreGateway implements StoreGateway {
       throws StoreException {
     UploadPartRequest.Builder request;
     try {
-      request =
-          requests == null
-              ? UploadPartRequest.builder()
-                  .bucket(bucket)
-                  .key(key)
-                  .uploadId(uploadId)
-                  .partNumber(partNumber)
-                  .contentLength(size)
-              : requests.newUploadPartRequestBuilder(key, uploadId, partNumber, true, size);
+      request = requests.uploadPart(key, uploadId, partNumber, size);
     } catch (IOException e) {
       throw new StoreException(ErrorKind.FATAL, 0, "UploadPart " + uri(key) + ": " + e, e);
     }
@@ -182,17 +170,7 @@ public final class S3StoreGateway implements StoreGateway {
       parts.add(CompletedPart.builder().partNumber(part.number()).eTag(part.etag()).build());
     }
     CompleteMultipartUploadRequest request =
-        requests == null
-            ? CompleteMultipartUploadRequest.builder()
-                .bucket(bucket)
-                .key(upload.key())
-                .uploadId(upload.uploadId())
-                .multipartUpload(CompletedMultipartUpload.builder().parts(parts).build())
-                .build()
-            : requests
-                .newCompleteMultipartUploadRequestBuilder(
-                    upload.key(), upload.uploadId(), parts, PutObjectOptions.defaultOptions())
-                .build();
+        requests.complete(upload.key(), upload.uploadId(), parts);
     String etag =
         call(
             RequestType.COMPLETE_UPLOAD,
@@ -214,14 +192,7 @@ public final class S3StoreGateway implements StoreGateway {
 
   @Override
   public void abortUpload(String key, String uploadId) throws StoreException {
-    AbortMultipartUploadRequest request =
-        requests == null
-            ? AbortMultipartUploadRequest.builder()
-                .bucket(bucket)
-                .key(key)
-                .uploadId(uploadId)
-                .build()
-            : requests.newAbortMultipartUploadRequestBuilder(key, uploadId).build();
+    AbortMultipartUploadRequest request = requests.abort(key, uploadId);
     try {
       call(
           RequestType.ABORT_UPLOAD,
@@ -273,14 +244,30 @@ public final class S3StoreGateway implements StoreGateway {
 
   @Override
   public String putObject(String key, byte[] data, boolean ifNoneMatch) throws StoreException {
-    PutObjectRequest.Builder request =
-        requests == null
-            ? PutObjectRequest.builder().bucket(bucket).key(key).contentLength((long) data.length)
-            : requests.newPutObjectRequestBuilder(
-                key, PutObjectOptions.defaultOptions(), data.length, false);
-    if (ifNoneMatch) {
-      request.ifNoneMatch("*");
+    return put(key, data, ifNoneMatch ? request -> request.ifNoneMatch("*") : request -> {});
+  }
+
+  @Override
+  public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+    try {
+      return put(key, data, request -> request.ifMatch(Etags.unquote(etag)));
+    } catch (StoreException e) {
+      if (!e.is(ErrorKind.NOT_FOUND)) {
+        throw e;
+      }
+      // MinIO answers If-Match on a missing key with 404, Ceph RGW and S3 with 412.
+      throw new StoreException(
+          ErrorKind.PRECONDITION_FAILED,
+          412,
+          "PutObject " + key + " If-Match " + etag + ": the object is gone",
+          e);
     }
+  }
+
+  private String put(String key, byte[] data, Consumer<PutObjectRequest.Builder> condition)
+      throws StoreException {
+    PutObjectRequest.Builder request = requests.put(key, data.length);
+    condition.accept(request);
     String etag =
         call(
             RequestType.PUT_OBJECT,
@@ -291,40 +278,8 @@ public final class S3StoreGateway implements StoreGateway {
   }
 
   @Override
-  public String replaceObject(String key, byte[] data, String etag) throws StoreException {
-    PutObjectRequest.Builder request =
-        requests == null
-            ? PutObjectRequest.builder().bucket(bucket).key(key).contentLength((long) data.length)
-            : requests.newPutObjectRequestBuilder(
-                key, PutObjectOptions.defaultOptions(), data.length, false);
-    request.ifMatch(Etags.unquote(etag));
-    try {
-      String written =
-          call(
-              RequestType.PUT_OBJECT,
-              "PutObject",
-              key,
-              () -> s3.putObject(request.build(), RequestBody.fromBytes(data)).eTag());
-      return Etags.unquote(written);
-    } catch (StoreException e) {
-      if (e.is(ErrorKind.NOT_FOUND)) {
-        // MinIO answers If-Match on a missing key with 404, Ceph RGW and S3 with 412.
-        throw new StoreException(
-            ErrorKind.PRECONDITION_FAILED,
-            412,
-            "PutObject " + key + " If-Match " + etag + ": the object is gone",
-            e);
-      }
-      throw e;
-    }
-  }
-
-  @Override
   public Optional<byte[]> getObject(String key) throws StoreException {
-    GetObjectRequest request =
-        requests == null
-            ? GetObjectRequest.builder().bucket(bucket).key(key).build()
-            : requests.newGetObjectRequestBuilder(key).build();
+    GetObjectRequest request = requests.get(key);
     try {
       ResponseBytes<GetObjectResponse> bytes =
           call(RequestType.GET_OBJECT, "GetObject", key, () -> s3.getObjectAsBytes(request));
@@ -341,10 +296,7 @@ public final class S3StoreGateway implements StoreGateway {
   public Optional<PeekedObject> peekObject(
       String key, int headBytes, java.util.function.Predicate<byte[]> wanted)
       throws StoreException {
-    GetObjectRequest request =
-        requests == null
-            ? GetObjectRequest.builder().bucket(bucket).key(key).build()
-            : requests.newGetObjectRequestBuilder(key).build();
+    GetObjectRequest request = requests.get(key);
     try {
       ResponseInputStream<GetObjectResponse> in =
           call(RequestType.GET_OBJECT, "GetObject", key, () -> s3.getObject(request));
@@ -379,10 +331,7 @@ public final class S3StoreGateway implements StoreGateway {
 
   @Override
   public Optional<ObjectInfo> headObject(String key) throws StoreException {
-    HeadObjectRequest request =
-        requests == null
-            ? HeadObjectRequest.builder().bucket(bucket).key(key).build()
-            : requests.newHeadObjectRequestBuilder(key).build();
+    HeadObjectRequest request = requests.head(key);
     try {
       HeadObjectResponse head =
           call(RequestType.HEAD_OBJECT, "HeadObject", key, () -> s3.headObject(request));
@@ -469,13 +418,7 @@ public final class S3StoreGateway implements StoreGateway {
       for (String key : all.subList(start, Math.min(all.size(), start + DELETE_BATCH))) {
         batch.add(ObjectIdentifier.builder().key(key).build());
       }
-      DeleteObjectsRequest request =
-          requests == null
-              ? DeleteObjectsRequest.builder()
-                  .bucket(bucket)
-                  .delete(Delete.builder().objects(batch).quiet(true).build())
-                  .build()
-              : requests.newBulkDeleteRequestBuilder(batch).build();
+      DeleteObjectsRequest request = requests.bulkDelete(batch);
       String first = batch.get(0).key();
       DeleteObjectsResponse response =
           call(RequestType.DELETE_OBJECTS, "DeleteObjects", first, () -> s3.deleteObjects(request));

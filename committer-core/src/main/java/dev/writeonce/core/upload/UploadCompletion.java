@@ -1,9 +1,9 @@
 package dev.writeonce.core.upload;
 
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.ObjectInfo;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.Optional;

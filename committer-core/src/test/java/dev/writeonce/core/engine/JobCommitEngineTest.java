@@ -5,7 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.config.CommitterConfig;
-import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.errors.CommitConflictException;
+import dev.writeonce.core.errors.CommitStateUnknownException;
+import dev.writeonce.core.errors.FormatException;
+import dev.writeonce.core.errors.InvalidJobException;
+import dev.writeonce.core.errors.JobCommittedException;
+import dev.writeonce.core.errors.UploadLostException;
 import dev.writeonce.core.json.SuccessDataFormat;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
@@ -438,11 +443,11 @@ class JobCommitEngineTest {
 
     String manifestKey = DEST.keyOf("_writeonce/jobs/" + JOB + "/manifest.json");
     assertThatThrownBy(() -> memory.putObject(manifestKey, new byte[] {'{', '}'}, true))
-        .isInstanceOf(dev.writeonce.core.store.StoreException.class)
+        .isInstanceOf(dev.writeonce.core.errors.StoreException.class)
         .satisfies(
             e ->
                 assertThat(
-                        ((dev.writeonce.core.store.StoreException) e)
+                        ((dev.writeonce.core.errors.StoreException) e)
                             .is(ErrorKind.PRECONDITION_FAILED))
                     .isTrue());
     assertThat(engine().resume(JOB)).as("a fenced job is never finished").isEmpty();
@@ -504,7 +509,7 @@ class JobCommitEngineTest {
         new dev.writeonce.core.testing.ForwardingStore(store) {
           @Override
           public java.util.Optional<dev.writeonce.core.store.ObjectInfo> headObject(String key)
-              throws dev.writeonce.core.store.StoreException {
+              throws dev.writeonce.core.errors.StoreException {
             return super.headObject(key)
                 .map(
                     o ->

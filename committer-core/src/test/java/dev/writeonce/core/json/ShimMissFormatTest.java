@@ -3,6 +3,7 @@ package dev.writeonce.core.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.model.ShimMiss;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;

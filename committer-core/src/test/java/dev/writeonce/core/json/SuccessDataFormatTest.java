@@ -4,6 +4,7 @@ import static dev.writeonce.core.json.ManifestFormatsTest.golden;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.model.SuccessData;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;

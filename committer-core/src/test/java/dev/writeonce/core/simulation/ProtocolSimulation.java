@@ -1,11 +1,11 @@
 package dev.writeonce.core.simulation;
 
 import dev.writeonce.core.config.CommitterConfig;
-import dev.writeonce.core.engine.CommitStateUnknownException;
 import dev.writeonce.core.engine.JobCommitEngine;
-import dev.writeonce.core.engine.JobCommittedException;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobLayout;
+import dev.writeonce.core.errors.CommitStateUnknownException;
+import dev.writeonce.core.errors.JobCommittedException;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.PendingUpload;
@@ -249,7 +249,7 @@ final class ProtocolSimulation {
       return Report.SUCCEEDED;
     } catch (SimStore.Crash crash) {
       return Report.CRASHED;
-    } catch (JobCommittedException | dev.writeonce.core.engine.JobAlreadyFinishedException done) {
+    } catch (JobCommittedException | dev.writeonce.core.errors.JobAlreadyFinishedException done) {
       return Report.COMMITTED_UNFINISHED;
     } catch (CommitStateUnknownException unknown) {
       return Report.UNKNOWN;
@@ -428,7 +428,7 @@ final class ProtocolSimulation {
     byte[] content = world.memory.content(key);
     try {
       return content != null && dev.writeonce.core.json.JobRecordFormat.isAbortFence(content, key);
-    } catch (dev.writeonce.core.json.FormatException e) {
+    } catch (dev.writeonce.core.errors.FormatException e) {
       return false;
     }
   }
@@ -439,7 +439,7 @@ final class ProtocolSimulation {
       return content != null
           && dev.writeonce.core.json.JobRecordFormat.fromJson(content, key).state()
               == dev.writeonce.core.model.JobRecord.State.FINISHED;
-    } catch (dev.writeonce.core.json.FormatException e) {
+    } catch (dev.writeonce.core.errors.FormatException e) {
       return false;
     }
   }

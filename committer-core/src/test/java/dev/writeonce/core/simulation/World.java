@@ -1,6 +1,6 @@
 package dev.writeonce.core.simulation;
 
-import dev.writeonce.core.json.FormatException;
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.json.ManifestFormats;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.testing.InMemoryStore;

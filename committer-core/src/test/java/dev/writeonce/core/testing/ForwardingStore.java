@@ -1,11 +1,11 @@
 package dev.writeonce.core.testing;
 
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.OpenUpload;
 import dev.writeonce.core.store.RequestCounters;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;

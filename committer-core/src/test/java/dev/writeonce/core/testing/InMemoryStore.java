@@ -1,5 +1,6 @@
 package dev.writeonce.core.testing;
 
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
@@ -8,7 +9,6 @@ import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.OpenUpload;
 import dev.writeonce.core.store.RequestCounters;
 import dev.writeonce.core.store.RequestType;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,9 +1,9 @@
 package dev.writeonce.core.testing;
 
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.model.UploadPart;
-import dev.writeonce.core.store.StoreException;
 import dev.writeonce.core.store.StoreGateway;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
