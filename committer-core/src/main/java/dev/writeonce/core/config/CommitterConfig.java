@@ -208,224 +208,112 @@ public record CommitterConfig(
   // Withers: a copy with one setting changed, checked as the constructor checks every setting.
 
   public CommitterConfig withCommitThreads(int value) {
-    return new CommitterConfig(
-        value,
-        partSize,
-        conflictMode,
-        conditionalManifestWrite,
-        successFileLimit,
-        taskUploadThreads,
-        stagingDir,
-        magicBuffersPerStream,
-        magicUploadThreads,
-        recoverOnSetup,
-        unfinishedAfterMillis,
-        fenceRetentionMillis,
-        leaseMillis);
+    return edit(copy -> copy.commitThreads = value);
   }
 
   public CommitterConfig withPartSize(long value) {
-    return new CommitterConfig(
-        commitThreads,
-        value,
-        conflictMode,
-        conditionalManifestWrite,
-        successFileLimit,
-        taskUploadThreads,
-        stagingDir,
-        magicBuffersPerStream,
-        magicUploadThreads,
-        recoverOnSetup,
-        unfinishedAfterMillis,
-        fenceRetentionMillis,
-        leaseMillis);
+    return edit(copy -> copy.partSize = value);
   }
 
   public CommitterConfig withConflictMode(ConflictMode value) {
-    return new CommitterConfig(
-        commitThreads,
-        partSize,
-        value,
-        conditionalManifestWrite,
-        successFileLimit,
-        taskUploadThreads,
-        stagingDir,
-        magicBuffersPerStream,
-        magicUploadThreads,
-        recoverOnSetup,
-        unfinishedAfterMillis,
-        fenceRetentionMillis,
-        leaseMillis);
+    return edit(copy -> copy.conflictMode = value);
   }
 
   public CommitterConfig withConditionalManifestWrite(boolean value) {
-    return new CommitterConfig(
-        commitThreads,
-        partSize,
-        conflictMode,
-        value,
-        successFileLimit,
-        taskUploadThreads,
-        stagingDir,
-        magicBuffersPerStream,
-        magicUploadThreads,
-        recoverOnSetup,
-        unfinishedAfterMillis,
-        fenceRetentionMillis,
-        leaseMillis);
+    return edit(copy -> copy.conditionalManifestWrite = value);
   }
 
   public CommitterConfig withSuccessFileLimit(int value) {
-    return new CommitterConfig(
-        commitThreads,
-        partSize,
-        conflictMode,
-        conditionalManifestWrite,
-        value,
-        taskUploadThreads,
-        stagingDir,
-        magicBuffersPerStream,
-        magicUploadThreads,
-        recoverOnSetup,
-        unfinishedAfterMillis,
-        fenceRetentionMillis,
-        leaseMillis);
+    return edit(copy -> copy.successFileLimit = value);
   }
 
   public CommitterConfig withTaskUploadThreads(int value) {
-    return new CommitterConfig(
-        commitThreads,
-        partSize,
-        conflictMode,
-        conditionalManifestWrite,
-        successFileLimit,
-        value,
-        stagingDir,
-        magicBuffersPerStream,
-        magicUploadThreads,
-        recoverOnSetup,
-        unfinishedAfterMillis,
-        fenceRetentionMillis,
-        leaseMillis);
+    return edit(copy -> copy.taskUploadThreads = value);
   }
 
   public CommitterConfig withStagingDir(String value) {
-    return new CommitterConfig(
-        commitThreads,
-        partSize,
-        conflictMode,
-        conditionalManifestWrite,
-        successFileLimit,
-        taskUploadThreads,
-        value,
-        magicBuffersPerStream,
-        magicUploadThreads,
-        recoverOnSetup,
-        unfinishedAfterMillis,
-        fenceRetentionMillis,
-        leaseMillis);
+    return edit(copy -> copy.stagingDir = value);
   }
 
   public CommitterConfig withMagicBuffersPerStream(int value) {
-    return new CommitterConfig(
-        commitThreads,
-        partSize,
-        conflictMode,
-        conditionalManifestWrite,
-        successFileLimit,
-        taskUploadThreads,
-        stagingDir,
-        value,
-        magicUploadThreads,
-        recoverOnSetup,
-        unfinishedAfterMillis,
-        fenceRetentionMillis,
-        leaseMillis);
+    return edit(copy -> copy.magicBuffersPerStream = value);
   }
 
   public CommitterConfig withMagicUploadThreads(int value) {
-    return new CommitterConfig(
-        commitThreads,
-        partSize,
-        conflictMode,
-        conditionalManifestWrite,
-        successFileLimit,
-        taskUploadThreads,
-        stagingDir,
-        magicBuffersPerStream,
-        value,
-        recoverOnSetup,
-        unfinishedAfterMillis,
-        fenceRetentionMillis,
-        leaseMillis);
+    return edit(copy -> copy.magicUploadThreads = value);
   }
 
   public CommitterConfig withRecoverOnSetup(boolean value) {
-    return new CommitterConfig(
-        commitThreads,
-        partSize,
-        conflictMode,
-        conditionalManifestWrite,
-        successFileLimit,
-        taskUploadThreads,
-        stagingDir,
-        magicBuffersPerStream,
-        magicUploadThreads,
-        value,
-        unfinishedAfterMillis,
-        fenceRetentionMillis,
-        leaseMillis);
+    return edit(copy -> copy.recoverOnSetup = value);
   }
 
   public CommitterConfig withUnfinishedAfterMillis(long value) {
-    return new CommitterConfig(
-        commitThreads,
-        partSize,
-        conflictMode,
-        conditionalManifestWrite,
-        successFileLimit,
-        taskUploadThreads,
-        stagingDir,
-        magicBuffersPerStream,
-        magicUploadThreads,
-        recoverOnSetup,
-        value,
-        fenceRetentionMillis,
-        leaseMillis);
+    return edit(copy -> copy.unfinishedAfterMillis = value);
   }
 
   public CommitterConfig withFenceRetentionMillis(long value) {
-    return new CommitterConfig(
-        commitThreads,
-        partSize,
-        conflictMode,
-        conditionalManifestWrite,
-        successFileLimit,
-        taskUploadThreads,
-        stagingDir,
-        magicBuffersPerStream,
-        magicUploadThreads,
-        recoverOnSetup,
-        unfinishedAfterMillis,
-        value,
-        leaseMillis);
+    return edit(copy -> copy.fenceRetentionMillis = value);
   }
 
   public CommitterConfig withLeaseMillis(long value) {
-    return new CommitterConfig(
-        commitThreads,
-        partSize,
-        conflictMode,
-        conditionalManifestWrite,
-        successFileLimit,
-        taskUploadThreads,
-        stagingDir,
-        magicBuffersPerStream,
-        magicUploadThreads,
-        recoverOnSetup,
-        unfinishedAfterMillis,
-        fenceRetentionMillis,
-        value);
+    return edit(copy -> copy.leaseMillis = value);
+  }
+
+  /** A copy of this configuration with some settings changed, checked again. */
+  private CommitterConfig edit(java.util.function.Consumer<Copy> change) {
+    Copy copy = new Copy(this);
+    change.accept(copy);
+    return copy.build();
+  }
+
+  /** The settings of a configuration being copied with changes. */
+  private static final class Copy {
+    private int commitThreads;
+    private long partSize;
+    private ConflictMode conflictMode;
+    private boolean conditionalManifestWrite;
+    private int successFileLimit;
+    private int taskUploadThreads;
+    private String stagingDir;
+    private int magicBuffersPerStream;
+    private int magicUploadThreads;
+    private boolean recoverOnSetup;
+    private long unfinishedAfterMillis;
+    private long fenceRetentionMillis;
+    private long leaseMillis;
+
+    Copy(CommitterConfig from) {
+      commitThreads = from.commitThreads;
+      partSize = from.partSize;
+      conflictMode = from.conflictMode;
+      conditionalManifestWrite = from.conditionalManifestWrite;
+      successFileLimit = from.successFileLimit;
+      taskUploadThreads = from.taskUploadThreads;
+      stagingDir = from.stagingDir;
+      magicBuffersPerStream = from.magicBuffersPerStream;
+      magicUploadThreads = from.magicUploadThreads;
+      recoverOnSetup = from.recoverOnSetup;
+      unfinishedAfterMillis = from.unfinishedAfterMillis;
+      fenceRetentionMillis = from.fenceRetentionMillis;
+      leaseMillis = from.leaseMillis;
+    }
+
+    CommitterConfig build() {
+      return new CommitterConfig(
+          commitThreads,
+          partSize,
+          conflictMode,
+          conditionalManifestWrite,
+          successFileLimit,
+          taskUploadThreads,
+          stagingDir,
+          magicBuffersPerStream,
+          magicUploadThreads,
+          recoverOnSetup,
+          unfinishedAfterMillis,
+          fenceRetentionMillis,
+          leaseMillis);
+    }
   }
 
   /** Reads every setting; an out-of-range value fails with the key and its bounds. */

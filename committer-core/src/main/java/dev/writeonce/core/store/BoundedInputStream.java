@@ -3,6 +3,11 @@ package dev.writeonce.core.store;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 /** Reads at most a given number of bytes of a stream: one part's range of a file. */
 final class BoundedInputStream extends FilterInputStream {
@@ -12,6 +17,17 @@ final class BoundedInputStream extends FilterInputStream {
   BoundedInputStream(InputStream in, long limit) {
     super(in);
     this.remaining = limit;
+  }
+
+  /** {@code length} bytes of a file from {@code offset}: one part of a staged file. */
+  static InputStream ofRange(Path file, long offset, long length) {
+    try {
+      FileChannel channel = FileChannel.open(file, StandardOpenOption.READ);
+      channel.position(offset);
+      return new BoundedInputStream(Channels.newInputStream(channel), length);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + file + " for upload", e);
+    }
   }
 
   @Override

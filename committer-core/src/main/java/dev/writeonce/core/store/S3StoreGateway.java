@@ -5,12 +5,8 @@ import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -131,7 +127,9 @@ public final class S3StoreGateway implements StoreGateway {
     // A fresh stream per attempt, so the SDK can retry the part by reading the range again.
     RequestBody body =
         RequestBody.fromContentProvider(
-            () -> openRange(file, offset, length), length, "application/octet-stream");
+            () -> BoundedInputStream.ofRange(file, offset, length),
+            length,
+            "application/octet-stream");
     return uploadPart(key, uploadId, partNumber, length, body);
   }
 
@@ -151,16 +149,6 @@ public final class S3StoreGateway implements StoreGateway {
             key,
             () -> s3.uploadPart(request.build(), body).eTag());
     return new UploadPart(partNumber, etag, size);
-  }
-
-  private static InputStream openRange(Path file, long offset, long length) {
-    try {
-      FileChannel channel = FileChannel.open(file, StandardOpenOption.READ);
-      channel.position(offset);
-      return new BoundedInputStream(Channels.newInputStream(channel), length);
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException("cannot read " + file + " for upload", e);
-    }
   }
 
   @Override
