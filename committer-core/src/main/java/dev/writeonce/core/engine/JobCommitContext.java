@@ -1,11 +1,7 @@
 package dev.writeonce.core.engine;
 
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The threads of one job's commit: a bounded pool named after the job, created when the commit
@@ -18,18 +14,7 @@ public final class JobCommitContext implements WorkerPool, AutoCloseable {
 
   public JobCommitContext(String jobId, int threads) {
     this.jobId = jobId;
-    AtomicInteger counter = new AtomicInteger();
-    ThreadFactory factory =
-        runnable -> {
-          Thread thread =
-              new Thread(runnable, "writeonce-" + jobId + "-" + counter.incrementAndGet());
-          thread.setDaemon(true);
-          return thread;
-        };
-    this.pool =
-        new ThreadPoolExecutor(
-            threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
-    pool.allowCoreThreadTimeOut(true);
+    this.pool = WorkerPool.boundedExecutor("writeonce-" + jobId + "-", threads);
   }
 
   public String jobId() {

@@ -2,10 +2,7 @@ package dev.writeonce.core.upload;
 
 import dev.writeonce.core.engine.WorkerPool;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The threads of a file system that writes through uploads, for as long as the file system lives:
@@ -27,20 +24,7 @@ public final class UploadPool implements WorkerPool, AutoCloseable {
     }
     this.owner = owner;
     String prefix = "writeonce-" + owner.replaceAll("[^A-Za-z0-9._-]+", "-") + "-";
-    AtomicInteger counter = new AtomicInteger();
-    this.pool =
-        new ThreadPoolExecutor(
-            threads,
-            threads,
-            30,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            runnable -> {
-              Thread thread = new Thread(runnable, prefix + counter.incrementAndGet());
-              thread.setDaemon(true);
-              return thread;
-            });
-    pool.allowCoreThreadTimeOut(true);
+    this.pool = WorkerPool.boundedExecutor(prefix, threads);
   }
 
   @Override
