@@ -75,8 +75,12 @@ public final class Tasks {
         };
     int workers = Math.min(context.parallelism(), items.size());
     List<Future<?>> futures = new ArrayList<>(workers);
-    for (int i = 0; i < workers; i++) {
-      futures.add(context.pool().submit(worker));
+    if (items.size() == 1) {
+      worker.run(); // one item (a file system's single-file listing or rename): no thread handoff
+    } else {
+      for (int i = 0; i < workers; i++) {
+        futures.add(context.pool().submit(worker));
+      }
     }
     for (Future<?> future : futures) {
       try {
