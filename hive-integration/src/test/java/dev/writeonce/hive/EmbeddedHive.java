@@ -19,8 +19,9 @@ import org.apache.hadoop.hive.ql.session.SessionState;
 /**
  * Real Hive in the test JVM: the Driver API on an embedded Derby metastore, running its MapReduce
  * jobs on Hadoop's local runner. Hive reads its settings from a generated {@code hive-site.xml},
- * because it builds configuration objects of its own in helper threads; one JVM holds one embedded
- * Hive, so each suite runs in a fork of its own.
+ * because it builds configuration objects of its own in helper threads. Hive keeps that location
+ * and its sessions in static state, so a JVM holds one embedded Hive at a time: a suite starts it
+ * once per store and closes it before the next, each time with a new scratch directory.
  */
 final class EmbeddedHive implements AutoCloseable {
 

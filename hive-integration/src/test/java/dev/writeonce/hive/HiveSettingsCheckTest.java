@@ -25,8 +25,7 @@ class HiveSettingsCheckTest {
 
   @Test
   void theShippedSettingsPassTheCheck() throws Exception {
-    assertThat(HiveSettingsCheck.check(conf(AbstractHiveShimIT.shippedSettings("bucket"))))
-        .isEmpty();
+    assertThat(HiveSettingsCheck.check(conf(HiveShimIT.shippedSettings("bucket")))).isEmpty();
   }
 
   @Test

@@ -22,7 +22,7 @@ public final class CephRgw extends AbstractTestStore {
    * FileOutputCommitter and Hive write empty objects (directory markers, {@code _SUCCESS}).
    * Unsigned payloads are the documented setting for such clusters (docs/stores.md).
    */
-  public static final Map<String, String> EMPTY_OBJECT_SETTINGS =
+  private static final Map<String, String> EMPTY_OBJECT_SETTINGS =
       Map.of("fs.s3a.signing-algorithm", "AWS4UnsignedPayloadSignerType");
 
   private static final Logger LOG = LoggerFactory.getLogger(CephRgw.class);
@@ -65,6 +65,11 @@ public final class CephRgw extends AbstractTestStore {
     }
     LOG.info("Ceph RGW started at {} (state in {})", info.get("endpoint"), stateDir);
     return new CephRgw(script, stateDir, info);
+  }
+
+  @Override
+  public Map<String, String> emptyObjectSettings() {
+    return EMPTY_OBJECT_SETTINGS;
   }
 
   @Override

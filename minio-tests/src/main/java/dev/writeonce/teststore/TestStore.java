@@ -2,6 +2,7 @@ package dev.writeonce.teststore;
 
 import java.io.IOException;
 import java.net.URI;
+import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import software.amazon.awssdk.services.s3.S3Client;
 
@@ -24,6 +25,15 @@ public interface TestStore extends AutoCloseable {
 
   /** Adds the {@code fs.s3a.*} settings that reach this store to a Hadoop configuration. */
   Configuration configure(Configuration conf);
+
+  /**
+   * The {@code fs.s3a.*} settings this store needs when commit code writes empty objects through
+   * S3A (directory markers, {@code _SUCCESS}), as FileOutputCommitter and Hive do, with or without
+   * the shim. None for most stores.
+   */
+  default Map<String, String> emptyObjectSettings() {
+    return Map.of();
+  }
 
   /** Stops the store, if this process started it, and frees its resources. */
   @Override

@@ -21,6 +21,7 @@ import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.testing.FaultInjectingStore;
 import dev.writeonce.core.testing.PendingUploads;
 import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
@@ -56,8 +57,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A committer with real Hadoop MapReduce jobs (LocalJobRunner) and, where the runner cannot produce
  * the situation (task retries, a job abort after task commits), Hadoop's committer protocol driven
- * step by step. Every count comes from the store's own meter. One subclass per committer and store.
+ * step by step. Every count comes from the store's own meter. One subclass per committer; each runs
+ * on every selected store.
  */
+@EachStore
 abstract class AbstractCommitterContractIT {
 
   private static final org.slf4j.Logger LOG =
@@ -80,7 +83,15 @@ abstract class AbstractCommitterContractIT {
    */
   static final int REQUESTS_PER_JOB = 14;
 
-  protected abstract TestStore store();
+  private final TestStore store;
+
+  AbstractCommitterContractIT(TestStore store) {
+    this.store = store;
+  }
+
+  protected TestStore store() {
+    return store;
+  }
 
   /** The value of writeonce.committer under test. */
   protected abstract String committerName();

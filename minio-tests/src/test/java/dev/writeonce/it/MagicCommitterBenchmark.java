@@ -28,7 +28,6 @@ import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitterFactory;
 import org.apache.hadoop.mapreduce.task.JobContextImpl;
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
 import org.apache.hadoop.util.VersionInfo;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,7 +41,6 @@ import org.junit.jupiter.api.io.TempDir;
  * mvn -B verify -pl minio-tests -Dit.stores=minio -Dit.test=MagicCommitterBenchmark
  * </pre>
  */
-@Tag("minio")
 class MagicCommitterBenchmark {
 
   private static final int TASKS = 8;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
@@ -18,9 +19,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The partitioned staging committer's conflict modes, with real MapReduce jobs. */
-abstract class AbstractPartitionedCommitterIT {
+@EachStore
+class PartitionedCommitterIT {
 
-  protected abstract TestStore store();
+  private final TestStore store;
+
+  PartitionedCommitterIT(TestStore store) {
+    this.store = store;
+  }
+
+  private TestStore store() {
+    return store;
+  }
 
   @TempDir Path scratch;
 

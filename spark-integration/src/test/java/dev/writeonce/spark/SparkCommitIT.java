@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.magic.MagicS3AFileSystem;
 import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.StoreLifecycle;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
 import java.nio.file.Path;
@@ -25,8 +27,6 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -39,12 +39,18 @@ import org.slf4j.LoggerFactory;
  * WriteonceCommitProtocol} to a real store, with the store's own counters as the witness.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class AbstractSparkCommitIT {
+@EachStore
+class SparkCommitIT implements StoreLifecycle {
 
-  private static final Logger LOG = LoggerFactory.getLogger(AbstractSparkCommitIT.class);
+  private static final Logger LOG = LoggerFactory.getLogger(SparkCommitIT.class);
   private static final List<String> COMMITTERS = List.of("directory", "magic");
 
-  protected abstract TestStore store();
+  /** The store of the current run, set by {@link #startOn}. */
+  private TestStore store;
+
+  private TestStore store() {
+    return store;
+  }
 
   @TempDir static Path scratch;
 
@@ -52,16 +58,17 @@ abstract class AbstractSparkCommitIT {
   private String bucket;
   private BucketView view;
 
-  @BeforeAll
-  void startSpark() {
+  @Override
+  public void startOn(TestStore store) throws Exception {
+    this.store = store;
     spark =
         SparkSessions.builder("local[2,2]", store(), scratch)
             .config("spark.sql.shuffle.partitions", "4")
             .getOrCreate();
   }
 
-  @AfterAll
-  void stopSpark() {
+  @Override
+  public void stopOn(TestStore store) throws Exception {
     if (spark != null) {
       spark.stop();
     }

@@ -3,6 +3,8 @@ package dev.writeonce.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
+import dev.writeonce.teststore.StoreLifecycle;
 import dev.writeonce.teststore.TestStore;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -20,7 +22,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -33,7 +34,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * no upload of the job open and no record left.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class AbstractCrashRecoveryIT {
+@EachStore
+class CrashRecoveryIT implements StoreLifecycle {
 
   /** Where the driver is killed, and whether the job had passed its commit point there. */
   enum Point {
@@ -54,11 +56,23 @@ abstract class AbstractCrashRecoveryIT {
     }
   }
 
-  protected abstract TestStore store();
+  /** The store of the current run, set by {@link #startOn}. */
+  private TestStore store;
+
+  private TestStore store() {
+    return store;
+  }
 
   @TempDir Path scratch;
 
+  /** The crash matrix's rows for the current store, written out by {@link #stopOn}. */
   private final List<String> rows = new ArrayList<>();
+
+  @Override
+  public void startOn(TestStore store) {
+    this.store = store;
+    rows.clear();
+  }
 
   private Map<String, String> storeSettings() {
     return StoreSettings.of(store());
@@ -211,8 +225,8 @@ abstract class AbstractCrashRecoveryIT {
             point.committed ? "all 8 files and _SUCCESS" : "no file"));
   }
 
-  @AfterAll
-  void writeOutcomes() throws IOException {
+  @Override
+  public void stopOn(TestStore store) throws Exception {
     Path report =
         Path.of(System.getProperty("writeonce.project.root", ".."))
             .resolve("minio-tests/target/crash-matrix-" + store().name() + ".md");

@@ -20,6 +20,7 @@ import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.testing.FaultInjectingStore;
 import dev.writeonce.core.testing.PendingUploads;
+import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
@@ -43,14 +44,23 @@ import org.junit.jupiter.api.Test;
  * The job-commit engine against a real store, with the store's own counters as the witness. One
  * subclass per store; each runs every test here.
  */
-abstract class AbstractEngineContractIT {
+@EachStore
+class EngineContractIT {
 
   private static final int TASKS = 10;
   private static final int FILES_PER_TASK = 100;
   private static final int FILES = TASKS * FILES_PER_TASK;
   private static final int BIG_FILE = 5 * 1024 * 1024 + 100;
 
-  protected abstract TestStore store();
+  private final TestStore store;
+
+  EngineContractIT(TestStore store) {
+    this.store = store;
+  }
+
+  private TestStore store() {
+    return store;
+  }
 
   private String bucket;
   private final List<FileSystem> fileSystems = new ArrayList<>();

@@ -3,7 +3,9 @@ package dev.writeonce.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.StoreLifecycle;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
 import java.nio.file.Files;
@@ -25,8 +27,6 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.types.DataTypes;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,17 +41,24 @@ import scala.Tuple3;
  * never speculates on a host already running the task).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class AbstractSparkClusterIT {
+@EachStore
+class SparkClusterIT implements StoreLifecycle {
 
-  protected abstract TestStore store();
+  /** The store of the current run, set by {@link #startOn}. */
+  private TestStore store;
+
+  private TestStore store() {
+    return store;
+  }
 
   @TempDir static Path scratch;
 
   private SparkSession spark;
   private final List<RpcEnv> cluster = new ArrayList<>();
 
-  @BeforeAll
-  void startCluster() throws Exception {
+  @Override
+  public void startOn(TestStore store) throws Exception {
+    this.store = store;
     Files.createDirectories(Path.of(System.getProperty("spark.test.home")));
     SparkConf daemons = new SparkConf(false).set("spark.ui.enabled", "false");
     Tuple3<RpcEnv, Object, Option<Object>> master =
@@ -123,8 +130,8 @@ abstract class AbstractSparkClusterIT {
     throw new IllegalStateException("the workers started no " + count + " executors in 60 s");
   }
 
-  @AfterAll
-  void stopCluster() {
+  @Override
+  public void stopOn(TestStore store) throws Exception {
     if (spark != null) {
       spark.stop();
     }

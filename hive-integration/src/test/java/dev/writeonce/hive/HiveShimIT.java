@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.writeonce.shim.RenameShimFileSystem;
 import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.StoreLifecycle;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
 import java.io.IOException;
@@ -27,8 +29,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -38,18 +38,18 @@ import org.junit.jupiter.api.TestInstance;
  * bucket the shim handles and on one it leaves to plain S3A. Counts come from the store's meter.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class AbstractHiveShimIT {
+@EachStore
+class HiveShimIT implements StoreLifecycle {
 
-  private static final org.slf4j.Logger LOG =
-      org.slf4j.LoggerFactory.getLogger(AbstractHiveShimIT.class);
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HiveShimIT.class);
 
   static final String SHIPPED_SETTINGS = "/dev/writeonce/hive/writeonce-hive-site.xml";
 
-  protected abstract TestStore store();
+  /** The store of the current run, set by {@link #startOn}. */
+  private TestStore store;
 
-  /** Settings a store needs for S3A itself, with or without the shim. */
-  protected Configuration storeSettings(Configuration conf) {
-    return conf;
+  private TestStore store() {
+    return store;
   }
 
   private Path scratch;
@@ -67,12 +67,15 @@ abstract class AbstractHiveShimIT {
   record Measured(
       Statement statement, Traffic plain, Traffic shim, Set<String> written, Set<String> gone) {}
 
-  @BeforeAll
-  void startHive() throws IOException {
+  @Override
+  public void startOn(TestStore store) throws Exception {
+    this.store = store;
     scratch = Files.createTempDirectory("writeonce-hive");
     plainBucket = store().newBucket("hive-plain");
     shimBucket = store().newBucket("hive-shim");
-    Configuration settings = storeSettings(store().configure(new Configuration(false)));
+    Configuration settings = store().configure(new Configuration(false));
+    // Hive writes empty objects (directory markers) with or without the shim.
+    store().emptyObjectSettings().forEach(settings::set);
     Map<String, String> shipped = shippedSettings(shimBucket);
     hive = EmbeddedHive.start(settings, scratch, shipped);
     hive.conf().set("hive.exec.dynamic.partition.mode", "nonstrict");
@@ -82,8 +85,8 @@ abstract class AbstractHiveShimIT {
     }
   }
 
-  @AfterAll
-  void stopHive() throws IOException {
+  @Override
+  public void stopOn(TestStore store) throws Exception {
     if (hive != null) {
       hive.close();
     }
@@ -97,7 +100,7 @@ abstract class AbstractHiveShimIT {
   /** The module's shipped settings, for the one bucket the shim handles here. */
   static Map<String, String> shippedSettings(String shimBucket) throws IOException {
     Configuration shipped = new Configuration(false);
-    try (InputStream in = AbstractHiveShimIT.class.getResourceAsStream(SHIPPED_SETTINGS)) {
+    try (InputStream in = HiveShimIT.class.getResourceAsStream(SHIPPED_SETTINGS)) {
       assertThat(in).as("shipped settings %s", SHIPPED_SETTINGS).isNotNull();
       shipped.addResource(in);
       Map<String, String> settings = new TreeMap<>();

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.writeonce.shim.RenameShimFileSystem;
 import dev.writeonce.shim.ShimConfig;
 import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.StoreLifecycle;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
 import java.util.List;
@@ -14,8 +16,6 @@ import java.util.TreeMap;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.slf4j.Logger;
@@ -27,31 +27,36 @@ import org.slf4j.LoggerFactory;
  * session: the shim is switched per bucket with {@link ShimConfig#ENABLED}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class AbstractSparkShimIT {
+@EachStore
+class SparkShimIT implements StoreLifecycle {
 
-  private static final Logger LOG = LoggerFactory.getLogger(AbstractSparkShimIT.class);
+  private static final Logger LOG = LoggerFactory.getLogger(SparkShimIT.class);
 
-  protected abstract TestStore store();
+  /** The store of the current run, set by {@link #startOn}. */
+  private TestStore store;
 
-  /** Hadoop settings a store needs for FileOutputCommitter itself, with or without the shim. */
-  protected Map<String, String> storeSettings() {
-    return Map.of();
+  private TestStore store() {
+    return store;
   }
 
   private SparkSession spark;
 
-  @BeforeAll
-  void startSpark() {
+  @Override
+  public void startOn(TestStore store) throws Exception {
+    this.store = store;
     SparkSession.Builder builder =
         SparkSessions.plainBuilder("local[2,2]", store())
             .config("spark.hadoop.fs.s3a.impl", RenameShimFileSystem.class.getName())
             .config("spark.sql.shuffle.partitions", "4");
-    storeSettings().forEach((key, value) -> builder.config("spark.hadoop." + key, value));
+    // FileOutputCommitter writes empty objects (_SUCCESS, markers) with or without the shim.
+    store()
+        .emptyObjectSettings()
+        .forEach((key, value) -> builder.config("spark.hadoop." + key, value));
     spark = builder.getOrCreate();
   }
 
-  @AfterAll
-  void stopSpark() {
+  @Override
+  public void stopOn(TestStore store) throws Exception {
     if (spark != null) {
       spark.stop();
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.committer.MultipartOutputCommitter;
 import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.FaultProxy;
 import dev.writeonce.teststore.FaultProxy.Fault;
 import dev.writeonce.teststore.FaultProxy.Request;
@@ -30,9 +31,18 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code writeonce recover} converges to all or nothing; nothing is lost or duplicated, and no
  * upload stays open.
  */
-abstract class AbstractStoreFaultIT {
+@EachStore
+class StoreFaultIT {
 
-  protected abstract TestStore store();
+  private final TestStore store;
+
+  StoreFaultIT(TestStore store) {
+    this.store = store;
+  }
+
+  private TestStore store() {
+    return store;
+  }
 
   @TempDir Path scratch;
 

@@ -10,6 +10,7 @@ import dev.writeonce.shim.RenameShimFileSystem;
 import dev.writeonce.shim.ShimConfig;
 import dev.writeonce.shim.ShimStatistics;
 import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.FaultProxy;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
@@ -46,19 +47,22 @@ import org.junit.jupiter.api.io.TempDir;
  * compared with the same jobs on plain S3A, and the committer protocol driven step by step where
  * the runner cannot fail a task. Every count comes from the store's own meter.
  */
-abstract class AbstractRenameShimIT {
+@EachStore
+class RenameShimIT {
 
-  private static final org.slf4j.Logger LOG =
-      org.slf4j.LoggerFactory.getLogger(AbstractRenameShimIT.class);
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RenameShimIT.class);
 
   private static final int TASKS = 8;
   private static final int LINES_PER_TASK = 60_000;
 
-  protected abstract TestStore store();
+  private final TestStore store;
 
-  /** Settings a store needs for FileOutputCommitter itself, with or without the shim. */
-  protected Configuration storeSettings(Configuration conf) {
-    return conf;
+  RenameShimIT(TestStore store) {
+    this.store = store;
+  }
+
+  private TestStore store() {
+    return store;
   }
 
   @TempDir Path scratch;
@@ -74,7 +78,9 @@ abstract class AbstractRenameShimIT {
     Configuration conf = MapReduceJobs.classicConfiguration(store(), scratch, algorithm, shim);
     // Files of more than one part, so the shim's early record and part streaming are exercised.
     conf.set(CommitterConfig.PART_SIZE, "5M");
-    return storeSettings(conf);
+    // FileOutputCommitter writes empty objects (_SUCCESS, markers) with or without the shim.
+    store().emptyObjectSettings().forEach(conf::set);
+    return conf;
   }
 
   private Path input() throws IOException {

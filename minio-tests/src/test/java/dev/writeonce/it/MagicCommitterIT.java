@@ -7,6 +7,7 @@ import dev.writeonce.core.upload.UploadOutputStream;
 import dev.writeonce.magic.MagicCommitter;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
 import java.util.Arrays;
 import org.apache.hadoop.conf.Configuration;
@@ -22,7 +23,11 @@ import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
 import org.junit.jupiter.api.Test;
 
 /** The committer contract for the magic committer, and what only streaming can show. */
-abstract class AbstractMagicCommitterIT extends AbstractCommitterContractIT {
+class MagicCommitterIT extends AbstractCommitterContractIT {
+
+  MagicCommitterIT(TestStore store) {
+    super(store);
+  }
 
   @Override
   protected String committerName() {

@@ -21,6 +21,7 @@ import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.testing.FaultInjectingStore;
 import dev.writeonce.core.testing.PendingUploads;
 import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
@@ -42,9 +43,18 @@ import org.junit.jupiter.api.Test;
  * it where needed), then inspect, recover and purge as an operator runs them, with the store's own
  * counters and a check that no secret is ever printed or stored.
  */
-abstract class AbstractOperatorCommandIT {
+@EachStore
+class OperatorCommandIT {
 
-  protected abstract TestStore store();
+  private final TestStore store;
+
+  OperatorCommandIT(TestStore store) {
+    this.store = store;
+  }
+
+  private TestStore store() {
+    return store;
+  }
 
   private String bucket;
   private BucketView view;
