@@ -5,5 +5,5 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 (cd "$root" && mvn -B -q -pl benchmarks -am install -DskipTests -Dspotless.check.skip=true) >&2
-exec java -Xmx256m -XX:+UseSerialGC -cp "$root/benchmarks/target/benchmarks-0.1.0-SNAPSHOT.jar:$root/benchmarks/target/lib/*" \
+exec java -Xmx256m -XX:+UseSerialGC -cp "$root/benchmarks/target/classes:$root/benchmarks/target/lib/*" \
   dev.writeonce.bench.BenchMain bench-engine "$@"

@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -B -q -pl benchmarks -am install -DskipTests -Dspotless.check.skip=true
-exec java -cp "benchmarks/target/benchmarks-0.1.0-SNAPSHOT.jar:benchmarks/target/lib/*" dev.writeonce.bench.BenchMain demo "$@"
+exec java -cp "benchmarks/target/classes:benchmarks/target/lib/*" dev.writeonce.bench.BenchMain demo "$@"

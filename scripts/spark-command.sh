@@ -12,4 +12,4 @@ for p in "${opens[@]}"; do flags+=("--add-opens=java.base/$p=ALL-UNNAMED"); done
 cd "$root"
 exec java -Xmx4g "${flags[@]}" -Djdk.reflect.useDirectMethodHandle=false \
   -Dio.netty.tryReflectionSetAccessible=true -Djava.awt.headless=true \
-  -cp "$root/benchmarks/target/benchmarks-0.1.0-SNAPSHOT.jar:$root/benchmarks/target/lib/*" dev.writeonce.bench.BenchMain "$@"
+  -cp "$root/benchmarks/target/classes:$root/benchmarks/target/lib/*" dev.writeonce.bench.BenchMain "$@"

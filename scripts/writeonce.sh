@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Runs the operator command (inspect, recover, purge), building it first when needed.
+# Runs the operator command (inspect, recover, purge) from a checkout: builds the operator
+# distribution when needed and runs its bin/writeonce. On a cluster, unpack
+# cli/target/writeonce-cli-VERSION.tar.gz instead and run bin/writeonce (Java 17 only).
 # Example: scripts/writeonce.sh inspect s3a://warehouse/sales/ --conf-file /etc/hadoop/conf/core-site.xml
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-jar="$root/cli/target/cli-0.1.0-SNAPSHOT.jar"
-if [[ ! -f "$jar" || ! -d "$root/cli/target/lib" ]]; then
+find_tarball() { ls "$root"/cli/target/writeonce-cli-*.tar.gz 2>/dev/null | head -1; }
+tarball="$(find_tarball)"
+if [[ -z "$tarball" ]]; then
   (cd "$root" && mvn -B -q -pl cli -am install -DskipTests -Dspotless.check.skip=true) >&2
+  tarball="$(find_tarball)"
 fi
-exec java -cp "$jar:$root/cli/target/lib/*" dev.writeonce.cli.Main "$@"
+home="$root/cli/target/dist"
+name="$(basename "$tarball" .tar.gz)"
+if [[ ! -x "$home/$name/bin/writeonce" || "$tarball" -nt "$home/$name/bin/writeonce" ]]; then
+  rm -rf "$home" && mkdir -p "$home" && tar -xzf "$tarball" -C "$home"
+fi
+exec "$home/$name/bin/writeonce" "$@"

@@ -15,7 +15,7 @@ import picocli.CommandLine.Command;
 @Command(
     name = "writeonce",
     mixinStandardHelpOptions = true,
-    version = "writeonce 0.1.0",
+    versionProvider = Main.BuildVersion.class,
     description = "Operate on destinations written by the writeonce committers.",
     subcommands = {InspectCommand.class, RecoverCommand.class, PurgeCommand.class},
     footer = {
@@ -31,6 +31,23 @@ public final class Main implements Runnable {
   public static final int ATTENTION = 3;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  /** The version the build wrote into the jar, so that a release prints its own. */
+  static final class BuildVersion implements CommandLine.IVersionProvider {
+
+    private static final String POM_PROPERTIES = "/META-INF/maven/dev.writeonce/cli/pom.properties";
+
+    @Override
+    public String[] getVersion() throws java.io.IOException {
+      java.util.Properties properties = new java.util.Properties();
+      try (java.io.InputStream in = Main.class.getResourceAsStream(POM_PROPERTIES)) {
+        if (in != null) {
+          properties.load(in);
+        }
+      }
+      return new String[] {"writeonce " + properties.getProperty("version", "(built from source)")};
+    }
+  }
 
   public static void main(String[] args) {
     System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
