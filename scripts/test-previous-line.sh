@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The compatibility run: the jars a default build installed (Spark 4.2, Hadoop 3.5), tested on the
+# previous line (Spark 4.1.2 with the Hadoop 3.4.2 it ships, Hive 4.1.0): each committer, the shim,
+# Spark writes and Hive statements, on MinIO. Only the suites are built here (-pl, no -am), so the
+# library jars are resolved from the local repository: the same binaries as the default run.
+# Usage: mvn -B install -DskipTests && scripts/test-previous-line.sh [MAVEN OPTIONS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec mvn -B verify -Pprevious-line -pl minio-tests,spark-tests,hive-tests \
+  -Dit.stores=minio \
+  -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
+  -Dit.test='DirectoryCommitterIT,MagicCommitterIT,PartitionedCommitterIT,RenameShimIT,SparkCommitIT,SparkShimIT,HiveShimIT' \
+  -Dfailsafe.failIfNoSpecifiedTests=false "$@"
