@@ -35,6 +35,9 @@ public final class TestStores {
 
   private static final Map<String, TestStore> STARTED = new HashMap<>();
 
+  /** Why a store failed to start: every later suite fails at once with it, without a retry. */
+  private static final Map<String, RuntimeException> FAILED = new HashMap<>();
+
   private TestStores() {}
 
   /** Starts a store, the first time it is asked for. */
@@ -45,14 +48,24 @@ public final class TestStores {
   /** The store registered under this name, started if it is not yet. */
   public static synchronized TestStore get(String name) {
     TestStore store = STARTED.get(name);
-    if (store == null) {
-      Starter starter = REGISTERED.get(name);
-      if (starter == null) {
-        throw new IllegalArgumentException(unknown(name));
-      }
-      store = start(starter);
-      STARTED.put(name, store);
+    if (store != null) {
+      return store;
     }
+    Starter starter = REGISTERED.get(name);
+    if (starter == null) {
+      throw new IllegalArgumentException(unknown(name));
+    }
+    RuntimeException failed = FAILED.get(name);
+    if (failed != null) {
+      throw new IllegalStateException("test store '" + name + "' failed to start earlier", failed);
+    }
+    try {
+      store = start(starter);
+    } catch (RuntimeException e) {
+      FAILED.put(name, e);
+      throw e;
+    }
+    STARTED.put(name, store);
     return store;
   }
 
