@@ -106,11 +106,6 @@ public final class TestStores {
     return get("minio");
   }
 
-  /** A single-node Ceph RGW started by {@code scripts/ceph-rgw.sh}. */
-  public static TestStore cephRgw() {
-    return get("ceph-rgw");
-  }
-
   /**
    * MinIO as a local process, or as a container when {@code WRITEONCE_MINIO_MODE=container} and a
    * Docker engine runs.
