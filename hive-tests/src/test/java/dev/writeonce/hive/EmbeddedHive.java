@@ -15,15 +15,31 @@ import org.apache.hadoop.hive.ql.DriverFactory;
 import org.apache.hadoop.hive.ql.IDriver;
 import org.apache.hadoop.hive.ql.processors.CommandProcessorException;
 import org.apache.hadoop.hive.ql.session.SessionState;
+import org.apache.hadoop.security.alias.CredentialProvider;
+import org.apache.hadoop.security.alias.CredentialProviderFactory;
 
 /**
- * Real Hive in the test JVM: the Driver API on an embedded Derby metastore, running its MapReduce
- * jobs on Hadoop's local runner. Hive reads its settings from a generated {@code hive-site.xml},
- * because it builds configuration objects of its own in helper threads. Hive keeps that location
- * and its sessions in static state, so a JVM holds one embedded Hive at a time: a suite starts it
- * once per store and closes it before the next, each time with a new scratch directory.
+ * Real Hive in the test JVM: the Driver API on an embedded Derby metastore, running its jobs on
+ * Hadoop's local runner or on Tez in local mode ({@link #use(Engine)}). Hive reads its settings
+ * from a generated {@code hive-site.xml}, because it builds configuration objects of its own in
+ * helper threads. Hive keeps that location and its sessions in static state, so a JVM holds one
+ * embedded Hive at a time: a suite starts it once per store and closes it before the next, each
+ * time with a new scratch directory.
  */
 final class EmbeddedHive implements AutoCloseable {
+
+  /** The engines Hive runs a statement's jobs on here, both in local mode in the test JVM. */
+  enum Engine {
+    /** Hadoop's local job runner. */
+    MR,
+    /** Tez in local mode. */
+    TEZ;
+
+    /** The value of {@code hive.execution.engine}. */
+    String setting() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
 
   private final HiveConf conf;
   private final SessionState session;
@@ -43,6 +59,7 @@ final class EmbeddedHive implements AutoCloseable {
     System.setProperty("derby.stream.error.file", scratch.resolve("derby.log").toString());
     Configuration site = new Configuration(false);
     storeSettings.forEach(entry -> site.set(entry.getKey(), entry.getValue()));
+    keepSecretsInCredentialStore(site, scratch.resolve("s3a.jceks"));
     site.set(
         "javax.jdo.option.ConnectionURL",
         "jdbc:derby:;databaseName=" + scratch.resolve("metastore_db") + ";create=true");
@@ -53,8 +70,17 @@ final class EmbeddedHive implements AutoCloseable {
     site.set(
         "hive.metastore.warehouse.external.dir",
         scratch.resolve("warehouse-external").toUri().toString());
-    site.set("hive.execution.engine", "mr");
+    site.set("hive.execution.engine", Engine.MR.setting());
     site.set("mapreduce.framework.name", "local");
+    // Tez in local mode, for statements run with hive.execution.engine=tez: the DAG's app master
+    // and its tasks run in this JVM, shuffle reads the local disk, and Hive's jars are not
+    // uploaded.
+    site.set("tez.local.mode", "true");
+    site.set("tez.runtime.optimize.local.fetch", "true");
+    site.set("tez.ignore.lib.uris", "true");
+    site.set("tez.staging-dir", scratch.resolve("tez-staging").toString());
+    site.set("hive.jar.directory", scratch.resolve("hive-jars").toString());
+    site.set("hive.user.install.directory", scratch.resolve("hive-install").toString());
     site.set("fs.defaultFS", "file:///");
     site.set("hive.exec.submitviachild", "false");
     site.set("hive.exec.submit.local.task.via.child", "false");
@@ -84,6 +110,36 @@ final class EmbeddedHive implements AutoCloseable {
     SessionState session = new SessionState(conf);
     SessionState.start(session);
     return new EmbeddedHive(conf, session);
+  }
+
+  /**
+   * Moves the S3A keys out of the settings into a Hadoop credential store that the settings name,
+   * as a cluster keeps them. Hive strips the keys named in {@code hive.conf.hidden.list}, S3A's
+   * among them, from the configuration it gives a Tez DAG, so tasks on Tez read them from there.
+   */
+  private static void keepSecretsInCredentialStore(Configuration site, Path store)
+      throws IOException {
+    String location = "jceks://file" + store.toAbsolutePath();
+    Configuration providerSettings = new Configuration(false);
+    providerSettings.set(CredentialProviderFactory.CREDENTIAL_PROVIDER_PATH, location);
+    CredentialProvider provider = CredentialProviderFactory.getProviders(providerSettings).get(0);
+    for (String key : SECRET_KEYS) {
+      String value = site.get(key);
+      if (value != null) {
+        provider.createCredentialEntry(key, value.toCharArray());
+        site.unset(key);
+      }
+    }
+    provider.flush();
+    site.set(CredentialProviderFactory.CREDENTIAL_PROVIDER_PATH, location);
+  }
+
+  private static final List<String> SECRET_KEYS =
+      List.of("fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token");
+
+  /** Runs the next statements on the given engine. */
+  void use(Engine engine) {
+    conf.set("hive.execution.engine", engine.setting());
   }
 
   HiveConf conf() {

@@ -2,6 +2,7 @@ package dev.writeonce.hive;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.writeonce.hive.EmbeddedHive.Engine;
 import dev.writeonce.shim.RenameShimFileSystem;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
@@ -29,13 +30,17 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
-import org.junit.jupiter.api.Test;
+import org.apache.hive.common.util.HiveVersionInfo;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Real Hive 4.1 (Driver API, Derby metastore, MapReduce local mode) writing native tables to a real
- * store through the rename shim with the module's shipped settings, every statement run twice: on a
- * bucket the shim handles and on one it leaves to plain S3A. Counts come from the store's meter.
+ * Real Hive 4 (Driver API, Derby metastore, MapReduce or Tez in local mode) writing native tables
+ * to a real store through the rename shim with the module's shipped settings, every statement run
+ * twice: on a bucket the shim handles and on one it leaves to plain S3A. Counts come from the
+ * store's meter.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @EachStore
@@ -79,10 +84,6 @@ class HiveShimIT implements StoreLifecycle {
     Map<String, String> shipped = shippedSettings(shimBucket);
     hive = EmbeddedHive.start(settings, scratch, shipped);
     hive.conf().set("hive.exec.dynamic.partition.mode", "nonstrict");
-    for (String bucket : List.of(plainBucket, shimBucket)) {
-      hive.execute(
-          "CREATE DATABASE " + database(bucket) + " LOCATION 's3a://" + bucket + "/warehouse'");
-    }
   }
 
   @Override
@@ -95,6 +96,11 @@ class HiveShimIT implements StoreLifecycle {
         paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
       }
     }
+  }
+
+  @AfterEach
+  void backToMapReduce() {
+    hive.use(Engine.MR);
   }
 
   /** The module's shipped settings, for the one bucket the shim handles here. */
@@ -114,9 +120,18 @@ class HiveShimIT implements StoreLifecycle {
     return bucket.replace('-', '_');
   }
 
-  private Traffic run(String bucket, String sql) throws IOException {
+  /** The database of a bucket's statements on one engine, and where its tables live. */
+  private static String database(String bucket, Engine engine) {
+    return database(bucket) + "_" + engine.setting();
+  }
+
+  private static String warehouse(Engine engine) {
+    return engine.setting() + "-warehouse/";
+  }
+
+  private Traffic run(String bucket, Engine engine, String sql) throws IOException {
     Traffic before = store().meter().read();
-    hive.execute(sql.replace("${db}", database(bucket)));
+    hive.execute(sql.replace("${db}", database(bucket, engine)));
     return store().meter().read().minus(before);
   }
 
@@ -133,13 +148,13 @@ class HiveShimIT implements StoreLifecycle {
     }
   }
 
-  private List<String> rows(String bucket, String sql) {
-    return hive.query(sql.replace("${db}", database(bucket)));
+  private List<String> rows(String bucket, Engine engine, String sql) {
+    return hive.query(sql.replace("${db}", database(bucket, engine)));
   }
 
-  /** ETags of the data objects under the database: no directory markers, nothing staged. */
-  private Map<String, String> dataEtags(String bucket) {
-    Map<String, String> etags = objectEtags(bucket, "warehouse/");
+  /** ETags of the data objects under the prefix: no directory markers, nothing staged. */
+  private Map<String, String> dataEtags(String bucket, String prefix) {
+    Map<String, String> etags = objectEtags(bucket, prefix);
     etags.keySet().removeIf(key -> key.contains(".hive-staging"));
     return etags;
   }
@@ -151,20 +166,33 @@ class HiveShimIT implements StoreLifecycle {
     return etags;
   }
 
-  /** Data objects under the database, by key below it, with their text. */
-  private Map<String, String> dataObjects(String bucket) throws IOException {
+  /** Data objects under the prefix, by key below it, with their text. */
+  private Map<String, String> dataObjects(String bucket, String prefix) throws IOException {
     BucketView view = new BucketView(store(), bucket);
     Map<String, String> objects = new TreeMap<>();
-    for (String key : view.keys("warehouse/")) {
+    for (String key : view.keys(prefix)) {
       if (!key.endsWith("/")) {
-        objects.put(key.substring("warehouse/".length()), view.read(key));
+        objects.put(key.substring(prefix.length()), view.read(key));
       }
     }
     return objects;
   }
 
-  @Test
-  void everyKindOfStatementThroughTheShimMatchesPlainS3aWithoutCopyingData() throws Exception {
+  @ParameterizedTest(name = "on {0}")
+  @EnumSource(Engine.class)
+  void everyKindOfStatementThroughTheShimMatchesPlainS3aWithoutCopyingData(Engine engine)
+      throws Exception {
+    String warehouse = warehouse(engine);
+    for (String bucket : List.of(plainBucket, shimBucket)) {
+      hive.execute(
+          "CREATE DATABASE "
+              + database(bucket, engine)
+              + " LOCATION 's3a://"
+              + bucket
+              + "/"
+              + warehouse
+              + "'");
+    }
     List<Statement> statements =
         List.of(
             new Statement("CREATE TABLE", "CREATE TABLE ${db}.t (id INT, name STRING)"),
@@ -199,23 +227,10 @@ class HiveShimIT implements StoreLifecycle {
                 "CTAS", "CREATE TABLE ${db}.c AS SELECT id, name FROM ${db}.p WHERE day <> '4'"));
 
     hive.conf().setInt("mapreduce.job.reduces", 2);
+    hive.use(engine);
     List<Measured> measured = new ArrayList<>();
     for (Statement statement : statements) {
-      Traffic plain = run(plainBucket, statement.sql());
-      Map<String, String> before = dataEtags(shimBucket);
-      Traffic shim = run(shimBucket, statement.sql());
-      Map<String, String> after = dataEtags(shimBucket);
-      Set<String> written = new TreeSet<>();
-      after.forEach(
-          (key, etag) -> {
-            if (!etag.equals(before.get(key))) {
-              written.add(key);
-            }
-          });
-      Set<String> gone = new TreeSet<>(before.keySet());
-      gone.removeAll(after.keySet());
-      LOG.info("{}: plain {}, shim {}, wrote {}", statement.label(), plain, shim, written);
-      measured.add(new Measured(statement, plain, shim, written, gone));
+      measured.add(measure(statement, engine));
     }
 
     Map<String, List<String>> expected = new LinkedHashMap<>();
@@ -229,16 +244,18 @@ class HiveShimIT implements StoreLifecycle {
     expected.put(
         "SELECT id, name FROM ${db}.c ORDER BY id", List.of("3\tc", "4\td", "6\tf", "7\tg"));
     for (Map.Entry<String, List<String>> query : expected.entrySet()) {
-      assertThat(rows(shimBucket, query.getKey()))
+      assertThat(rows(shimBucket, engine, query.getKey()))
           .as("through the shim: %s", query.getKey())
           .containsExactlyElementsOf(query.getValue());
-      assertThat(rows(plainBucket, query.getKey()))
+      assertThat(rows(plainBucket, engine, query.getKey()))
           .as("on plain S3A: %s", query.getKey())
           .containsExactlyElementsOf(query.getValue());
     }
 
-    Map<String, String> shimObjects = dataObjects(shimBucket);
-    assertThat(shimObjects).as("objects through the shim").isEqualTo(dataObjects(plainBucket));
+    Map<String, String> shimObjects = dataObjects(shimBucket, warehouse);
+    assertThat(shimObjects)
+        .as("objects through the shim")
+        .isEqualTo(dataObjects(plainBucket, warehouse));
     assertThat(shimObjects.keySet())
         .as("Hive's names, _copy_K and the second reducer's file included")
         .contains("p/day=1/000000_0", "p/day=1/000000_0_copy_1", "r/000000_0", "r/000001_0")
@@ -259,21 +276,25 @@ class HiveShimIT implements StoreLifecycle {
     }
     List<String> candidates = new ArrayList<>();
     for (String key : shimObjects.keySet()) {
-      candidates.add("warehouse/" + key);
-      candidates.add("warehouse/" + key + "_copy_1");
-      candidates.add("warehouse/" + key + "_copy_2");
+      candidates.add(warehouse + key);
+      candidates.add(warehouse + key + "_copy_1");
+      candidates.add(warehouse + key + "_copy_2");
     }
     assertThat(new BucketView(store(), shimBucket).openUploads(candidates))
         .as("open uploads")
         .isEmpty();
-    writeTable(measured);
+    writeTable(engine, measured);
   }
 
-  @Test
-  void otherAttemptsOfTasksLeaveOneFilePerCommittedTaskAndNoOpenUpload() throws Exception {
-    String database = database(shimBucket) + "_retry";
+  @ParameterizedTest(name = "on {0}")
+  @EnumSource(Engine.class)
+  void otherAttemptsOfTasksLeaveOneFilePerCommittedTaskAndNoOpenUpload(Engine engine)
+      throws Exception {
+    hive.use(engine);
+    String database = database(shimBucket, engine) + "_retry";
+    String prefix = engine.setting() + "-retry-warehouse/";
     hive.execute(
-        "CREATE DATABASE " + database + " LOCATION 's3a://" + shimBucket + "/retry-warehouse'");
+        "CREATE DATABASE " + database + " LOCATION 's3a://" + shimBucket + "/" + prefix + "'");
     String table = database + ".retried";
     hive.execute("CREATE TABLE " + table + " (id INT, name STRING)");
     RenameShimFileSystem fs =
@@ -287,18 +308,18 @@ class HiveShimIT implements StoreLifecycle {
             "INSERT INTO " + table + " VALUES (1, 'a')");
 
     assertThat(hive.query("SELECT id, name FROM " + table)).containsExactly("1\ta");
-    Map<String, String> files = objectEtags(shimBucket, "retry-warehouse/");
+    Map<String, String> files = objectEtags(shimBucket, prefix);
     assertThat(files.keySet())
         .as("one file for task 000000, from one of its two attempts")
         .hasSize(1)
-        .allMatch(key -> key.matches("retry-warehouse/retried/000000_[01]"));
+        .allMatch(key -> key.matches(prefix + "retried/000000_[01]"));
     assertThat(
             new BucketView(store(), shimBucket)
                 .openUploads(
                     List.of(
-                        "retry-warehouse/retried/000000_0",
-                        "retry-warehouse/retried/000000_1",
-                        "retry-warehouse/retried/000001_0")))
+                        prefix + "retried/000000_0",
+                        prefix + "retried/000000_1",
+                        prefix + "retried/000001_0")))
         .as("open uploads")
         .isEmpty();
     assertThat(fs.shimStatistics().uploadsAborted() - abortedBefore)
@@ -311,11 +332,14 @@ class HiveShimIT implements StoreLifecycle {
     assertThat(traffic.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(1);
   }
 
-  @Test
-  void withoutTheHookAnOverwriteIsStillRightAndCopiesEachFileOnce() throws Exception {
-    String database = database(shimBucket) + "_nohook";
+  @ParameterizedTest(name = "on {0}")
+  @EnumSource(Engine.class)
+  void withoutTheHookAnOverwriteIsStillRightAndCopiesEachFileOnce(Engine engine) throws Exception {
+    hive.use(engine);
+    String database = database(shimBucket, engine) + "_nohook";
+    String prefix = engine.setting() + "-nohook-warehouse/";
     hive.execute(
-        "CREATE DATABASE " + database + " LOCATION 's3a://" + shimBucket + "/nohook-warehouse'");
+        "CREATE DATABASE " + database + " LOCATION 's3a://" + shimBucket + "/" + prefix + "'");
     String table = database + ".t";
     hive.execute("CREATE TABLE " + table + " (id INT, name STRING)");
     hive.execute("INSERT INTO " + table + " VALUES (1, 'a')");
@@ -325,29 +349,27 @@ class HiveShimIT implements StoreLifecycle {
     Traffic traffic = runWithPreHooks("", "INSERT OVERWRITE TABLE " + table + " VALUES (2, 'b')");
 
     assertThat(hive.query("SELECT id, name FROM " + table)).containsExactly("2\tb");
-    Map<String, String> files = objectEtags(shimBucket, "nohook-warehouse/t/");
-    assertThat(files.keySet()).containsExactly("nohook-warehouse/t/000000_0");
+    Map<String, String> files = objectEtags(shimBucket, prefix + "t/");
+    assertThat(files.keySet()).containsExactly(prefix + "t/000000_0");
     assertThat(traffic.requests(S3Api.COPY_OBJECT))
         .as("the upload went to 000000_0_copy_1, as for INSERT INTO, and was copied into place")
         .isEqualTo(1);
     assertThat(fs.shimStatistics().misses() - missesBefore).isEqualTo(1);
     assertThat(
             new BucketView(store(), shimBucket)
-                .openUploads(
-                    List.of("nohook-warehouse/t/000000_0", "nohook-warehouse/t/000000_0_copy_1")))
+                .openUploads(List.of(prefix + "t/000000_0", prefix + "t/000000_0_copy_1")))
         .isEmpty();
   }
 
-  @Test
-  void twoInsertIntoStatementsAtOnceOnOneTableBothSucceedWithDistinctNamesAndNoCopy()
+  @ParameterizedTest(name = "on {0}")
+  @EnumSource(Engine.class)
+  void twoInsertIntoStatementsAtOnceOnOneTableBothSucceedWithDistinctNamesAndNoCopy(Engine engine)
       throws Exception {
-    String database = database(shimBucket) + "_concurrent";
+    hive.use(engine);
+    String database = database(shimBucket, engine) + "_concurrent";
+    String prefix = engine.setting() + "-concurrent-warehouse/";
     hive.execute(
-        "CREATE DATABASE "
-            + database
-            + " LOCATION 's3a://"
-            + shimBucket
-            + "/concurrent-warehouse'");
+        "CREATE DATABASE " + database + " LOCATION 's3a://" + shimBucket + "/" + prefix + "'");
     String table = database + ".t";
     hive.execute("CREATE TABLE " + table + " (id INT, name STRING)");
     hive.execute("INSERT INTO " + table + " VALUES (0, 'seed')");
@@ -384,12 +406,10 @@ class HiveShimIT implements StoreLifecycle {
     assertThat(hive.query("SELECT id, name FROM " + table + " ORDER BY id"))
         .as("every row once")
         .containsExactly("0\tseed", "1\ta", "2\tb");
-    assertThat(objectEtags(shimBucket, "concurrent-warehouse/").keySet())
+    assertThat(objectEtags(shimBucket, prefix).keySet())
         .as("three files with Hive's names, the table's insert lock gone")
         .containsExactly(
-            "concurrent-warehouse/t/000000_0",
-            "concurrent-warehouse/t/000000_0_copy_1",
-            "concurrent-warehouse/t/000000_0_copy_2");
+            prefix + "t/000000_0", prefix + "t/000000_0_copy_1", prefix + "t/000000_0_copy_2");
     assertThat(traffic.requests(S3Api.COPY_OBJECT)).as("COPY").isZero();
     assertThat(traffic.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(2);
     assertThat(fs.shimStatistics().misses()).isEqualTo(missesBefore);
@@ -398,20 +418,43 @@ class HiveShimIT implements StoreLifecycle {
             new BucketView(store(), shimBucket)
                 .openUploads(
                     List.of(
-                        "concurrent-warehouse/t/000000_0_copy_1",
-                        "concurrent-warehouse/t/000000_0_copy_2",
-                        "concurrent-warehouse/t/000000_0_copy_3")))
+                        prefix + "t/000000_0_copy_1",
+                        prefix + "t/000000_0_copy_2",
+                        prefix + "t/000000_0_copy_3")))
         .as("open uploads")
         .isEmpty();
   }
 
-  private void writeTable(List<Measured> measured) throws IOException {
+  /** Runs a statement on the plain bucket, then on the shim's, and what it did to the latter. */
+  private Measured measure(Statement statement, Engine engine) throws IOException {
+    String warehouse = warehouse(engine);
+    Traffic plain = run(plainBucket, engine, statement.sql());
+    Map<String, String> before = dataEtags(shimBucket, warehouse);
+    Traffic shim = run(shimBucket, engine, statement.sql());
+    Map<String, String> after = dataEtags(shimBucket, warehouse);
+    Set<String> written = new TreeSet<>();
+    after.forEach(
+        (key, etag) -> {
+          if (!etag.equals(before.get(key))) {
+            written.add(key);
+          }
+        });
+    Set<String> gone = new TreeSet<>(before.keySet());
+    gone.removeAll(after.keySet());
+    LOG.info(
+        "{} on {}: plain {}, shim {}, wrote {}", statement.label(), engine, plain, shim, written);
+    return new Measured(statement, plain, shim, written, gone);
+  }
+
+  private void writeTable(Engine engine, List<Measured> measured) throws IOException {
     StringBuilder table = new StringBuilder();
     table.append(
         String.format(
             Locale.ROOT,
-            "Store: %s. Hive 4.1.0, MapReduce local mode, text tables; one run.%n%n",
-            store().name()));
+            "Store: %s. Hive %s, %s local mode, text tables; one run.%n%n",
+            store().name(),
+            HiveVersionInfo.getVersion(),
+            engine == Engine.MR ? "MapReduce" : "Tez"));
     table.append(
         "| Statement | Plain S3A: requests | COPY | DeleteObject | Shim: requests | COPY |"
             + " DeleteObject | CompleteMultipartUpload |\n");
@@ -430,8 +473,8 @@ class HiveShimIT implements StoreLifecycle {
               m.shim().requests(S3Api.DELETE_OBJECT),
               m.shim().requests(S3Api.COMPLETE_MULTIPART_UPLOAD)));
     }
-    Path out = Path.of("target", "hive-" + store().name() + ".md");
+    Path out = Path.of("target", "hive-" + store().name() + "-" + engine.setting() + ".md");
     Files.writeString(out, table.toString());
-    LOG.info("Hive statements on {}:\n{}", store().name(), table);
+    LOG.info("Hive statements on {}, {}:\n{}", store().name(), engine, table);
   }
 }
