@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The compatibility run: the jars a default build installed (Spark 4.2, Hadoop 3.5), tested on the
-# previous line (Spark 4.1.2 with the Hadoop 3.4.2 it ships, Hive 4.1.0): each committer, the shim,
-# Spark writes and Hive statements, on MinIO. Only the suites are built here (-pl, no -am), so the
-# library jars are resolved from the local repository: the same binaries as the default run.
+# previous line (Spark 4.1.2 with the Hadoop 3.4.2 it ships, Hive 4.1.0 on Java 17): each committer,
+# the shim, Spark writes and Hive statements on MapReduce and Tez, on MinIO. Only the suites are
+# built here (-pl, no -am), so the library jars are resolved from the local repository: the same
+# binaries as the default run.
 # Usage: mvn -B install -DskipTests && scripts/test-previous-line.sh [MAVEN OPTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
