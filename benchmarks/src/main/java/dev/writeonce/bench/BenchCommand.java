@@ -63,6 +63,15 @@ final class BenchCommand implements Callable<Integer> {
   Path out;
 
   @Option(
+      names = "--store",
+      defaultValue = "minio",
+      description =
+          "store to write to: minio, ceph-rgw (both started locally) or external (the endpoint in"
+              + " WRITEONCE_S3_*); the files of a store other than minio are named"
+              + " bench-<store>.md, bench-files-<store>.csv and so on (minio)")
+  String storeName;
+
+  @Option(
       names = "--only",
       split = ",",
       description =
@@ -99,15 +108,15 @@ final class BenchCommand implements Callable<Integer> {
     List<Row> rows = new ArrayList<>();
     List<SparkWrites.Outcome> sorts = new ArrayList<>();
     String versions;
-    try (SparkWrites writes = SparkWrites.start(console, tasks)) {
+    try (SparkWrites writes = SparkWrites.start(console, tasks, storeName)) {
       settings.forEach((key, value) -> writes.spark().conf().set(key, value));
       versions =
           String.format(
               Locale.ROOT,
-              "Spark %s (local[2]), Hadoop %s, MinIO built from module version %s",
+              "Spark %s (local[2]), Hadoop %s, %s",
               writes.spark().version(),
               org.apache.hadoop.util.VersionInfo.getVersion(),
-              Optional.ofNullable(System.getenv("WRITEONCE_MINIO_VERSION")).orElse(pinnedMinio()));
+              storeVersion());
       rows.addAll(fileCountRuns(writes, variants, console));
       if (terasortRows > 0) {
         sorts.addAll(sortRuns(writes, variants, console));
@@ -116,10 +125,19 @@ final class BenchCommand implements Callable<Integer> {
     writeCsv(rows);
     writeTerasortCsv(sorts);
     writeCharts(rows);
-    Path report = out.resolve("bench.md");
+    Path report = out.resolve(named("bench", "md"));
     Files.writeString(
-        report, BenchReport.markdown(rows, sorts, machine(), versions, commandLine()));
-    console.println("wrote " + report + ", bench-files.csv, bench-terasort.csv and the charts");
+        report,
+        BenchReport.markdown(
+            rows, sorts, machine(), versions, storeLine(), commandLine(), this::named));
+    console.println(
+        "wrote "
+            + report
+            + ", "
+            + named("bench-files", "csv")
+            + ", "
+            + named("bench-terasort", "csv")
+            + " and the charts");
     return Main.OK;
   }
 
@@ -204,6 +222,49 @@ final class BenchCommand implements Callable<Integer> {
     return ("scripts/bench.sh " + String.join(" ", args)).strip();
   }
 
+  /** A file of this run: {@code base.ext} for MinIO, {@code base-<store>.ext} for the others. */
+  String named(String base, String extension) {
+    return storeName.equals("minio")
+        ? base + "." + extension
+        : base + "-" + storeName + "." + extension;
+  }
+
+  /** Which server the run wrote to, and its version where it is known. */
+  private String storeVersion() {
+    return switch (storeName) {
+      case "minio" ->
+          "MinIO built from module version "
+              + Optional.ofNullable(System.getenv("WRITEONCE_MINIO_VERSION")).orElse(pinnedMinio());
+      case "ceph-rgw" -> "Ceph RGW " + commandOutput("radosgw", "--version");
+      default -> "the S3 endpoint in WRITEONCE_S3_ENDPOINT";
+    };
+  }
+
+  private String storeLine() {
+    return switch (storeName) {
+      case "minio" -> "one local MinIO process on the same machine";
+      case "ceph-rgw" ->
+          "a local single-node Ceph cluster on the same machine (one monitor, one OSD on"
+              + " memstore, one radosgw), from the distribution's packages";
+      default -> "the S3 endpoint given in the environment";
+    };
+  }
+
+  /** The first line a command prints, or "(version unknown)". */
+  private static String commandOutput(String... command) {
+    try {
+      Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+      String first = new String(process.getInputStream().readAllBytes()).strip().split("\n")[0];
+      process.waitFor();
+      return first.isEmpty() ? "(version unknown)" : first;
+    } catch (IOException e) {
+      return "(version unknown)";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "(version unknown)";
+    }
+  }
+
   /** The MinIO module version the project pins, from its provisioning script, if found. */
   private static String pinnedMinio() {
     Path script = Path.of("scripts", "provision-minio.sh");
@@ -260,7 +321,7 @@ final class BenchCommand implements Callable<Integer> {
               o.timings().taskCommitSeconds(),
               o.timings().jobCommitSeconds()));
     }
-    Files.writeString(out.resolve("bench-files.csv"), csv.toString());
+    Files.writeString(out.resolve(named("bench-files", "csv")), csv.toString());
   }
 
   private void writeTerasortCsv(List<SparkWrites.Outcome> sorts) throws IOException {
@@ -288,7 +349,7 @@ final class BenchCommand implements Callable<Integer> {
               o.timings().jobCommitSeconds(),
               o.timings().commitSeconds()));
     }
-    Files.writeString(out.resolve("bench-terasort.csv"), csv.toString());
+    Files.writeString(out.resolve(named("bench-terasort", "csv")), csv.toString());
   }
 
   private void writeCharts(List<Row> rows) throws IOException {
@@ -304,8 +365,8 @@ final class BenchCommand implements Callable<Integer> {
       jobCommit.add(o.variant().name(), o.files(), o.timings().jobCommitSeconds());
       commit.add(o.variant().name(), o.files(), o.timings().commitSeconds());
     }
-    requests.writePng(out.resolve("bench-requests-per-file.png"));
-    jobCommit.writePng(out.resolve("bench-job-commit.png"));
-    commit.writePng(out.resolve("bench-commit-work.png"));
+    requests.writePng(out.resolve(named("bench-requests-per-file", "png")));
+    jobCommit.writePng(out.resolve(named("bench-job-commit", "png")));
+    commit.writePng(out.resolve(named("bench-commit-work", "png")));
   }
 }

@@ -19,7 +19,8 @@ import picocli.CommandLine.Command;
       DemoCommand.class,
       CompareCommand.class,
       BenchCommand.class,
-      EngineBenchCommand.class
+      EngineBenchCommand.class,
+      CompletionLimitCommand.class
     },
     footer = {"", "Exit codes: 0 success, 1 the run failed, 2 bad usage."})
 public final class BenchMain implements Runnable {

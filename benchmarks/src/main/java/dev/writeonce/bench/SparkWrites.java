@@ -4,7 +4,8 @@ import dev.writeonce.magic.MagicS3AFileSystem;
 import dev.writeonce.shim.RenameShimFileSystem;
 import dev.writeonce.spark.WriteonceCommitProtocol;
 import dev.writeonce.teststore.BucketView;
-import dev.writeonce.teststore.LocalMinio;
+import dev.writeonce.teststore.TestStore;
+import dev.writeonce.teststore.TestStores;
 import dev.writeonce.teststore.Traffic;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -164,19 +165,31 @@ final class SparkWrites implements AutoCloseable {
     return new Variant(name, protocol, settings);
   }
 
-  private final LocalMinio minio;
+  private final TestStore store;
   private final SparkSession spark;
 
-  private SparkWrites(LocalMinio minio, SparkSession spark) {
-    this.minio = minio;
+  private SparkWrites(TestStore store, SparkSession spark) {
+    this.store = store;
     this.spark = spark;
   }
 
   /** Starts a local MinIO and Spark in local mode with two cores. */
   static SparkWrites start(PrintWriter out, int shufflePartitions) throws IOException {
-    out.println("Starting a local MinIO (the first run builds the pinned server, ~3 minutes)...");
+    return start(out, shufflePartitions, "minio");
+  }
+
+  /**
+   * Starts a test store by its registered name (minio, ceph-rgw, or external for the endpoint in
+   * the environment) and Spark in local mode with two cores.
+   */
+  static SparkWrites start(PrintWriter out, int shufflePartitions, String storeName)
+      throws IOException {
+    out.println(
+        "Starting the "
+            + storeName
+            + " store (a first run builds or installs the server, a few minutes)...");
     out.flush();
-    LocalMinio minio = LocalMinio.start();
+    TestStore store = TestStores.get(storeName);
     SparkSession.Builder builder =
         SparkSession.builder()
             .master("local[2]")
@@ -190,10 +203,15 @@ final class SparkWrites implements AutoCloseable {
             .config(
                 "spark.hadoop.fs.s3a.committer.staging.tmp.path",
                 "file:///tmp/writeonce-bench-staging");
-    for (Map.Entry<String, String> setting : minio.configure(new Configuration(false))) {
+    for (Map.Entry<String, String> setting : store.configure(new Configuration(false))) {
       builder.config("spark.hadoop." + setting.getKey(), setting.getValue());
     }
-    return new SparkWrites(minio, builder.getOrCreate());
+    // Every variant gets them, so that the committers that write empty objects run at all and
+    // all variants sign alike.
+    store
+        .emptyObjectSettings()
+        .forEach((key, value) -> builder.config("spark.hadoop." + key, value));
+    return new SparkWrites(store, builder.getOrCreate());
   }
 
   SparkSession spark() {
@@ -206,10 +224,10 @@ final class SparkWrites implements AutoCloseable {
    * @param partitionBy partition columns, none for an unpartitioned write
    */
   Outcome write(Variant variant, Dataset<Row> data, String... partitionBy) throws IOException {
-    String bucket = minio.newBucket("bench");
+    String bucket = store.newBucket("bench");
     variant.settings().forEach((key, value) -> spark.conf().set(key, value));
     TimedCommitProtocol.time(variant.protocol());
-    Traffic before = minio.meter().read();
+    Traffic before = store.meter().read();
     long start = System.nanoTime();
     DataFrameWriter<Row> writer = data.write();
     if (partitionBy.length > 0) {
@@ -217,9 +235,9 @@ final class SparkWrites implements AutoCloseable {
     }
     writer.parquet("s3a://" + bucket + "/out/");
     long jobNanos = System.nanoTime() - start;
-    Traffic traffic = minio.meter().read().minus(before);
+    Traffic traffic = store.meter().read().minus(before);
     TimedCommitProtocol.Timings timings = TimedCommitProtocol.timings();
-    BucketView view = new BucketView(minio, bucket);
+    BucketView view = new BucketView(store, bucket);
     int files = 0;
     long bytes = 0;
     for (String key : view.keys("out/")) {
@@ -236,7 +254,7 @@ final class SparkWrites implements AutoCloseable {
     try {
       spark.stop();
     } finally {
-      minio.close();
+      store.close();
     }
   }
 }

@@ -43,7 +43,9 @@ class BenchReportTest {
             new BenchCommand.Row(
                 1000, outcome(SparkWrites.WRITEONCE_DIRECTORY, 1000, 3100, 0, 1.0)));
 
-    String report = BenchReport.markdown(rows, List.of(), "machine", "versions", "bench");
+    String report =
+        BenchReport.markdown(
+            rows, List.of(), "machine", "versions", "a store", "bench", (b, e) -> b + "." + e);
 
     assertThat(report)
         .contains("writeonce magic committer: CopyObject in every write: 0.")
@@ -51,6 +53,32 @@ class BenchReportTest {
         .contains("requests per file at 1,000 files: 3.100 (target at most 3.05: not met)")
         .contains("2.00 s against 5.00 s, a ratio of 0.40 (target at most 0.5: met)")
         .contains("![requests per file](bench-requests-per-file.png)");
+  }
+
+  @Test
+  void aRunOnAnotherStoreNamesItsOwnFilesAndComparesTheSortWithThePublishedCephFigure() {
+    List<SparkWrites.Outcome> sorts =
+        List.of(
+            outcome(SparkWrites.FOC_V1, 20, 100, 40, 2.0),
+            outcome(SparkWrites.WRITEONCE_DIRECTORY, 20, 60, 0, 0.1));
+
+    String report =
+        BenchReport.markdown(
+            List.of(),
+            sorts,
+            "machine",
+            "versions",
+            "a local Ceph RGW",
+            "bench --store ceph-rgw",
+            (b, e) -> b + "-ceph-rgw." + e);
+
+    assertThat(report)
+        .contains("- Store: a local Ceph RGW;")
+        .contains("Data: `bench-files-ceph-rgw.csv`")
+        .contains("Data: `bench-terasort-ceph-rgw.csv`")
+        .contains("![job commit time](bench-job-commit-ceph-rgw.png)")
+        .contains("TeraSort 1.5x faster end to end")
+        .doesNotContain("bench-files.csv");
   }
 
   @Test
