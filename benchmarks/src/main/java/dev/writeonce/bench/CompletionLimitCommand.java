@@ -79,6 +79,10 @@ final class CompletionLimitCommand implements Callable<Integer> {
 
   /** One timed run: what it was, at which parallelism, how long, and the store's count. */
   record Run(String what, int threads, long millis, long completions, long requests) {
+    Run again() {
+      return new Run(what + ", again after the engine", threads, millis, completions, requests);
+    }
+
     double perSecond() {
       return completions * 1000.0 / Math.max(1, millis);
     }
@@ -106,6 +110,11 @@ final class CompletionLimitCommand implements Callable<Integer> {
       for (int threads : engineParallelisms(best.threads())) {
         List<PendingUpload> pending = openUploads(gateway, "engine-" + threads + "/", threads);
         runs.add(engineRun(store, gateway, bucket, pending, threads));
+        output.say(describe(runs.get(runs.size() - 1)));
+        // The same bare run again, right after, on the store as the engine left it: a store
+        // whose bucket has grown may have slowed, and this separates that from the engine.
+        pending = openUploads(gateway, "again-" + threads + "/", threads);
+        runs.add(bareRun(store, gateway, pending, threads).again());
         output.say(describe(runs.get(runs.size() - 1)));
       }
       String report = report(store, best, runs);
@@ -240,8 +249,8 @@ final class CompletionLimitCommand implements Callable<Integer> {
     text.append(
         String.format(
             Locale.ROOT,
-            "Store: %s. %d uploads of one part per run, each run on uploads of its own; one run"
-                + " each.%n%n",
+            "Store: %s. %d uploads of one part per run, each run on uploads of its own, in"
+                + " the order shown; one run each.%n%n",
             store.name(),
             uploads));
     text.append(
