@@ -20,6 +20,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.Dataset;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -27,8 +28,8 @@ import picocli.CommandLine.Spec;
     name = "bench",
     mixinStandardHelpOptions = true,
     description =
-        "Start a local MinIO and Spark in local mode; write Parquet at several file counts through"
-            + " every way of committing it, and a TeraSort-like sort-and-write job; write CSV,"
+        "Start a test store (a local MinIO unless --store) and Spark in local mode; write Parquet at"
+            + " several file counts through every way of committing it, and a TeraSort-like sort-and-write job; write CSV,"
             + " PNG charts and a Markdown report (machine, versions, targets) into --out.")
 final class BenchCommand implements Callable<Integer> {
 
@@ -59,17 +60,15 @@ final class BenchCommand implements Callable<Integer> {
       description = "rows of 100 bytes for the TeraSort-like job, 0 to skip it (2000000)")
   long terasortRows;
 
-  @Option(names = "--out", defaultValue = "docs/benchmarks", description = "output directory")
+  @Option(
+      names = "--out",
+      defaultValue = "docs/benchmarks",
+      description =
+          "output directory; the files of a store other than minio are named bench-<store>.md,"
+              + " bench-files-<store>.csv and so on (docs/benchmarks)")
   Path out;
 
-  @Option(
-      names = "--store",
-      defaultValue = "minio",
-      description =
-          "store to write to: minio, ceph-rgw (both started locally) or external (the endpoint in"
-              + " WRITEONCE_S3_*); the files of a store other than minio are named"
-              + " bench-<store>.md, bench-files-<store>.csv and so on (minio)")
-  String storeName;
+  @Mixin StoreOption storeOption;
 
   @Option(
       names = "--only",
@@ -108,7 +107,7 @@ final class BenchCommand implements Callable<Integer> {
     List<Row> rows = new ArrayList<>();
     List<SparkWrites.Outcome> sorts = new ArrayList<>();
     String versions;
-    try (SparkWrites writes = SparkWrites.start(console, tasks, storeName)) {
+    try (SparkWrites writes = SparkWrites.start(console, tasks, storeOption.name)) {
       settings.forEach((key, value) -> writes.spark().conf().set(key, value));
       versions =
           String.format(
@@ -224,14 +223,14 @@ final class BenchCommand implements Callable<Integer> {
 
   /** A file of this run: {@code base.ext} for MinIO, {@code base-<store>.ext} for the others. */
   String named(String base, String extension) {
-    return storeName.equals("minio")
+    return storeOption.name.equals("minio")
         ? base + "." + extension
-        : base + "-" + storeName + "." + extension;
+        : base + "-" + storeOption.name + "." + extension;
   }
 
   /** Which server the run wrote to, and its version where it is known. */
   private String storeVersion() {
-    return switch (storeName) {
+    return switch (storeOption.name) {
       case "minio" ->
           "MinIO built from module version "
               + Optional.ofNullable(System.getenv("WRITEONCE_MINIO_VERSION")).orElse(pinnedMinio());
@@ -241,7 +240,7 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   private String storeLine() {
-    return switch (storeName) {
+    return switch (storeOption.name) {
       case "minio" -> "one local MinIO process on the same machine";
       case "ceph-rgw" ->
           "a local single-node Ceph cluster on the same machine (one monitor, one OSD on"

@@ -51,11 +51,7 @@ import picocli.CommandLine.Spec;
             + " engine's job commit as a ratio to the best bare run.")
 final class CompletionLimitCommand implements Callable<Integer> {
 
-  @Option(
-      names = "--store",
-      defaultValue = "minio",
-      description = "test store to start: minio, ceph-rgw or external (minio)")
-  String storeName;
+  @Mixin StoreOption storeOption;
 
   @Option(names = "--uploads", defaultValue = "10000", description = "uploads per run (10000)")
   int uploads;
@@ -94,7 +90,7 @@ final class CompletionLimitCommand implements Callable<Integer> {
     if (uploads < 1 || parallelisms.isEmpty() || parallelisms.stream().anyMatch(p -> p < 1)) {
       throw new IllegalArgumentException("need --uploads >= 1 and --threads of at least 1 each");
     }
-    TestStore store = TestStores.get(storeName);
+    TestStore store = TestStores.get(storeOption.name);
     String bucket = store.newBucket("completions");
     Configuration conf = store.configure(new Configuration());
     conf.setInt("fs.s3a.connection.maximum", 2 * parallelisms.stream().max(Integer::compare).get());
