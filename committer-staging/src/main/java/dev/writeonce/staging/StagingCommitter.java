@@ -14,7 +14,13 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.stream.Stream;
 import org.apache.hadoop.mapreduce.JobContext;
@@ -23,9 +29,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A staging committer: tasks write to local disk; task commit uploads every file as multipart parts
- * (several files at once) and completes nothing; the job commit completes them all through the job
- * manifest. The {@link ConflictPolicy} makes it a directory or a partitioned committer.
+ * A staging committer: tasks write to local disk; a file is uploaded as multipart parts as soon as
+ * its writer closes it ({@link UploadsOnClose}), or at task commit, which waits for those uploads
+ * and completes nothing; the job commit completes them all through the job manifest. The {@link
+ * ConflictPolicy} makes it a directory or a partitioned committer.
  */
 public final class StagingCommitter extends MultipartOutputCommitter {
 
@@ -50,7 +57,7 @@ public final class StagingCommitter extends MultipartOutputCommitter {
             + jobId(context)
             + "-"
             + Etags.md5Hex(destination().toString()).substring(0, 12);
-    this.localJobDir = Paths.get(StagingLocalFileSystem.localPath(jobDir));
+    this.localJobDir = Paths.get(StagingLocalFileSystem.localPath(jobDir)).normalize();
     String attempt =
         context instanceof TaskAttemptContext task ? attemptId(task) : "job-" + jobId(context);
     this.workPath = StagingLocalFileSystem.pathOf(jobDir + "/" + attempt);
@@ -69,7 +76,19 @@ public final class StagingCommitter extends MultipartOutputCommitter {
 
   @Override
   protected void prepareTask(TaskAttemptContext context) throws IOException {
-    Files.createDirectories(localAttemptDir(context));
+    Path localAttemptDir = localAttemptDir(context);
+    Files.createDirectories(localAttemptDir);
+    if (config().uploadOnClose()) {
+      UploadsOnClose.register(
+          localAttemptDir,
+          attemptId(context),
+          store(),
+          file -> keyOf(localAttemptDir, file),
+          keys -> recordIntent(context, keys),
+          config().partSize(),
+          config().uploadOnCloseMinSize(),
+          config().taskUploadThreads());
+    }
   }
 
   @Override
@@ -80,30 +99,57 @@ public final class StagingCommitter extends MultipartOutputCommitter {
   @Override
   protected List<PendingUpload> uploadTaskOutput(TaskAttemptContext context) throws IOException {
     Path localAttemptDir = localAttemptDir(context);
-    List<Path> files = outputFiles(localAttemptDir);
     String attempt = attemptId(context);
-    if (!files.isEmpty()) {
-      recordIntent(context, files.stream().map(f -> keyOf(localAttemptDir, f)).toList());
+    Optional<UploadsOnClose> onClose = UploadsOnClose.remove(localAttemptDir);
+    Map<Path, PendingUpload> early = new HashMap<>();
+    Set<String> named = Set.of();
+    if (onClose.isPresent()) {
+      UploadsOnClose.Outcome outcome = onClose.get().finish();
+      early.putAll(outcome.uploads());
+      named = outcome.intentKeys();
     }
-    ConcurrentLinkedQueue<PendingUpload> uploaded = new ConcurrentLinkedQueue<>();
-    try (JobCommitContext pool = new JobCommitContext(attempt, config().taskUploadThreads())) {
-      Tasks.runStoppingOnFailure(
-          pool,
-          "uploading task output",
-          files,
-          file -> {
-            uploaded.add(
-                LocalFileUploader.upload(
-                    store(),
-                    keyOf(localAttemptDir, file),
-                    file,
-                    Files.size(file),
-                    config().partSize(),
-                    attempt));
-          });
+    ConcurrentLinkedQueue<PendingUpload> uploaded = new ConcurrentLinkedQueue<>(early.values());
+    try {
+      List<Path> files = outputFiles(localAttemptDir);
+      Set<Path> present = new HashSet<>(files);
+      // A file uploaded on close that is no longer there was renamed or deleted since.
+      for (Path gone : early.keySet().stream().filter(f -> !present.contains(f)).toList()) {
+        PendingUpload upload = early.remove(gone);
+        uploaded.remove(upload);
+        store().abortUpload(upload.key(), upload.uploadId());
+      }
+      List<Path> remaining = files.stream().filter(f -> !early.containsKey(f)).toList();
+      Set<String> keys = new LinkedHashSet<>(named);
+      remaining.forEach(f -> keys.add(keyOf(localAttemptDir, f)));
+      if (!remaining.isEmpty() && !named.containsAll(keys)) {
+        recordIntent(context, List.copyOf(keys));
+      }
+      try (JobCommitContext pool = new JobCommitContext(attempt, config().taskUploadThreads())) {
+        Tasks.runStoppingOnFailure(
+            pool,
+            "uploading task output",
+            remaining,
+            file -> {
+              uploaded.add(
+                  LocalFileUploader.upload(
+                      store(),
+                      keyOf(localAttemptDir, file),
+                      file,
+                      Files.size(file),
+                      config().partSize(),
+                      attempt));
+            });
+      }
     } catch (IOException | RuntimeException e) {
       abortAll(uploaded, e);
       throw e;
+    }
+    if (!early.isEmpty()) {
+      LOG.info(
+          "Task {}: {} of {} files were uploaded as they closed",
+          attempt,
+          early.size(),
+          uploaded.size());
     }
     List<PendingUpload> uploads = new ArrayList<>(uploaded);
     uploads.sort(Comparator.comparing(PendingUpload::key));
@@ -124,11 +170,13 @@ public final class StagingCommitter extends MultipartOutputCommitter {
 
   @Override
   protected void discardTaskOutput(TaskAttemptContext context) throws IOException {
+    UploadsOnClose.remove(localAttemptDir(context)).ifPresent(UploadsOnClose::abort);
     deleteLocalOutput(localAttemptDir(context));
   }
 
   @Override
   protected void releaseTask(TaskAttemptContext context) throws IOException {
+    UploadsOnClose.remove(localAttemptDir(context)).ifPresent(UploadsOnClose::abort);
     deleteLocalOutput(localAttemptDir(context));
   }
 
@@ -138,6 +186,7 @@ public final class StagingCommitter extends MultipartOutputCommitter {
    */
   @Override
   protected void cleanupJobLocally(JobContext context) throws IOException {
+    UploadsOnClose.abortUnder(localJobDir);
     if (Files.exists(localJobDir)) {
       deleteTree(localJobDir);
       LOG.debug("Deleted local job directory {}", localJobDir);
@@ -157,8 +206,7 @@ public final class StagingCommitter extends MultipartOutputCommitter {
   }
 
   private static boolean isChecksumFile(Path file) {
-    String name = file.getFileName().toString();
-    return name.startsWith(".") && name.endsWith(".crc");
+    return UploadsOnClose.isChecksumFile(file);
   }
 
   private static void deleteTree(Path root) throws IOException {

@@ -2,10 +2,16 @@ package dev.writeonce.staging;
 
 import java.io.ByteArrayOutputStream;
 import java.io.File;
+import java.io.FilterOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
+import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.fs.Syncable;
+import org.apache.hadoop.fs.permission.FsPermission;
 
 /**
  * The local filesystem under the staging committers' work paths ({@value #SCHEME}{@code :}). Task
@@ -14,6 +20,9 @@ import org.apache.hadoop.fs.RawLocalFileSystem;
  * slim images), so {@code p=日本} and {@code p=中国} would become one directory {@code p=??}. Here
  * every name segment is stored with anything but printable ASCII percent-encoded (UTF-8), and the
  * committer decodes it back into the object key.
+ *
+ * <p>It tells {@link UploadsOnClose} when a writer closes a file, so that the file can be uploaded
+ * before its task commits, and when a file changes afterwards.
  *
  * <p>Registered through {@code META-INF/services/org.apache.hadoop.fs.FileSystem}; engines reach it
  * only through the work path the committer hands them.
@@ -47,6 +56,85 @@ public final class StagingLocalFileSystem extends RawLocalFileSystem {
       path = new Path(getWorkingDirectory(), path);
     }
     return new File(localPath(path.toUri().getPath()));
+  }
+
+  /** Every create and append comes here: the stream tells {@link UploadsOnClose} when it closes. */
+  @Override
+  protected OutputStream createOutputStreamWithMode(
+      Path path, boolean append, FsPermission permission) throws IOException {
+    java.nio.file.Path local = pathToFile(path).toPath();
+    UploadsOnClose.changing(local);
+    return new ClosingStream(super.createOutputStreamWithMode(path, append, permission), local);
+  }
+
+  @Override
+  public boolean rename(Path src, Path dst) throws IOException {
+    UploadsOnClose.changing(pathToFile(src).toPath());
+    UploadsOnClose.changing(pathToFile(dst).toPath());
+    return super.rename(src, dst);
+  }
+
+  @Override
+  public boolean delete(Path path, boolean recursive) throws IOException {
+    UploadsOnClose.changing(pathToFile(path).toPath());
+    return super.delete(path, recursive);
+  }
+
+  @Override
+  public boolean truncate(Path path, long newLength) throws IOException {
+    UploadsOnClose.changing(pathToFile(path).toPath());
+    return super.truncate(path, newLength);
+  }
+
+  /** A local output stream that reports its file once it is closed with all its bytes. */
+  private static final class ClosingStream extends FilterOutputStream
+      implements Syncable, StreamCapabilities {
+    private final java.nio.file.Path file;
+    private boolean closed;
+
+    ClosingStream(OutputStream out, java.nio.file.Path file) {
+      super(out);
+      this.file = file;
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      out.write(b, off, len);
+    }
+
+    @Override
+    public void close() throws IOException {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      out.close();
+      UploadsOnClose.closed(file);
+    }
+
+    @Override
+    public void hflush() throws IOException {
+      if (out instanceof Syncable syncable) {
+        syncable.hflush();
+      } else {
+        out.flush();
+      }
+    }
+
+    @Override
+    public void hsync() throws IOException {
+      if (out instanceof Syncable syncable) {
+        syncable.hsync();
+      } else {
+        out.flush();
+      }
+    }
+
+    @Override
+    public boolean hasCapability(String capability) {
+      return out instanceof StreamCapabilities capabilities
+          && capabilities.hasCapability(capability);
+    }
   }
 
   /** The local file name of an absolute path: every segment encoded. */

@@ -104,7 +104,7 @@ abstract class AbstractCommitterContractIT {
   @TempDir Path scratch;
 
   private String bucket;
-  private BucketView view;
+  BucketView view;
   private FileSystem fs;
   private StoreGateway gateway;
 
@@ -180,28 +180,27 @@ abstract class AbstractCommitterContractIT {
 
   // ---- Hadoop's committer protocol, step by step ----
 
-  private final JobID jobId = new JobID("2026112201", 3);
+  final JobID jobId = new JobID("2026112201", 3);
 
-  private Configuration protocolConf() {
+  Configuration protocolConf() {
     Configuration conf = jobConfiguration();
     conf.set("mapreduce.output.fileoutputformat.outputdir", view.uri("out"));
     return conf;
   }
 
-  private PathOutputCommitter committer(Configuration conf, TaskAttemptContext context)
-      throws IOException {
+  PathOutputCommitter committer(Configuration conf, TaskAttemptContext context) throws IOException {
     return PathOutputCommitterFactory.createCommitter(
         new org.apache.hadoop.fs.Path(view.uri("out")), context);
   }
 
-  private TaskAttemptContext attempt(Configuration conf, int task, int attempt) {
+  TaskAttemptContext attempt(Configuration conf, int task, int attempt) {
     return new TaskAttemptContextImpl(
         conf,
         new TaskAttemptID(jobId.getJtIdentifier(), jobId.getId(), TaskType.MAP, task, attempt));
   }
 
   /** Writes a file at the committer's work path through Hadoop's FileSystem, as a task does. */
-  private static void writeOutput(
+  static void writeOutput(
       Configuration conf, PathOutputCommitter committer, String name, String text)
       throws IOException {
     org.apache.hadoop.fs.Path file = new org.apache.hadoop.fs.Path(committer.getWorkPath(), name);

@@ -14,7 +14,7 @@ import org.apache.hadoop.conf.Configuration;
  * @param conflictMode what a job does about data already under its destination
  * @param conditionalManifestWrite write the job manifest with {@code If-None-Match: *}
  * @param successFileLimit how many file names {@code _SUCCESS} lists
- * @param taskUploadThreads threads that upload an attempt's files at task commit
+ * @param taskUploadThreads threads that upload an attempt's files, as they close and at task commit
  * @param stagingDir local directory where staging committers' tasks write
  * @param magicBuffersPerStream part buffers one magic writer may hold, filling or uploading
  * @param magicUploadThreads threads of one filesystem that upload magic writers' parts
@@ -26,6 +26,10 @@ import org.apache.hadoop.conf.Configuration;
  *     before recovery removes it or a new run of the same job id replaces it
  * @param leaseMillis how long a job counts as live after its driver last renewed its lease; the
  *     driver renews it every quarter of this while the job runs
+ * @param uploadOnClose whether staging committers upload a file as soon as its writer closes it,
+ *     rather than at task commit
+ * @param uploadOnCloseMinSize the smallest file, in bytes, that is uploaded when closed; smaller
+ *     ones wait for task commit, where one intent covers them all
  */
 public record CommitterConfig(
     int commitThreads,
@@ -40,7 +44,9 @@ public record CommitterConfig(
     boolean recoverOnSetup,
     long unfinishedAfterMillis,
     long fenceRetentionMillis,
-    long leaseMillis) {
+    long leaseMillis,
+    boolean uploadOnClose,
+    long uploadOnCloseMinSize) {
 
   /** Prefix of every key of this library. */
   public static final String PREFIX = "writeonce.";
@@ -91,8 +97,8 @@ public record CommitterConfig(
   static final int SUCCESS_FILE_LIMIT_MAX = 100_000;
 
   /**
-   * Threads that upload a task attempt's files at task commit (staging committers). Each runs one
-   * upload at a time; parts of one file go up one after another.
+   * Threads that upload a task attempt's files (staging committers), as they close and at task
+   * commit. Each runs one upload at a time; parts of one file go up one after another.
    */
   public static final String TASK_UPLOAD_THREADS = PREFIX + "task.upload.threads";
 
@@ -106,6 +112,24 @@ public record CommitterConfig(
   public static final String STAGING_DIR = PREFIX + "staging.local-dir";
 
   public static final String STAGING_DIR_DEFAULT = "${hadoop.tmp.dir}/writeonce-staging";
+
+  /**
+   * Staging committers upload a file in the background as soon as its writer closes it, so that a
+   * task commit waits only for the files still uploading. Each such upload is named in the
+   * attempt's intent before it starts (one PUT, shared by files that close together).
+   */
+  public static final String UPLOAD_ON_CLOSE = PREFIX + "staging.upload-on-close";
+
+  public static final boolean UPLOAD_ON_CLOSE_DEFAULT = true;
+
+  /**
+   * The smallest file uploaded when closed. Smaller files wait for task commit, where one intent
+   * names them all: for them an intent PUT of their own would cost more than the early start saves.
+   * Hadoop size suffixes work; 0 uploads every file when closed.
+   */
+  public static final String UPLOAD_ON_CLOSE_MIN_SIZE = PREFIX + "staging.upload-on-close.min-size";
+
+  public static final long UPLOAD_ON_CLOSE_MIN_SIZE_DEFAULT = 8L << 20;
 
   /**
    * Part buffers one magic-committer writer may hold at once, the one being filled included. A
@@ -198,6 +222,7 @@ public record CommitterConfig(
     if (conflictMode == null) {
       throw new IllegalArgumentException(CONFLICT_MODE + " is missing");
     }
+    checkRange(UPLOAD_ON_CLOSE_MIN_SIZE, uploadOnCloseMinSize, 0, Long.MAX_VALUE);
   }
 
   /** The configuration with every default. */
@@ -259,6 +284,14 @@ public record CommitterConfig(
     return edit(copy -> copy.leaseMillis = value);
   }
 
+  public CommitterConfig withUploadOnClose(boolean value) {
+    return edit(copy -> copy.uploadOnClose = value);
+  }
+
+  public CommitterConfig withUploadOnCloseMinSize(long value) {
+    return edit(copy -> copy.uploadOnCloseMinSize = value);
+  }
+
   /** A copy of this configuration with some settings changed, checked again. */
   private CommitterConfig edit(java.util.function.Consumer<Copy> change) {
     Copy copy = new Copy(this);
@@ -281,6 +314,8 @@ public record CommitterConfig(
     private long unfinishedAfterMillis;
     private long fenceRetentionMillis;
     private long leaseMillis;
+    private boolean uploadOnClose;
+    private long uploadOnCloseMinSize;
 
     Copy(CommitterConfig from) {
       commitThreads = from.commitThreads;
@@ -296,6 +331,8 @@ public record CommitterConfig(
       unfinishedAfterMillis = from.unfinishedAfterMillis;
       fenceRetentionMillis = from.fenceRetentionMillis;
       leaseMillis = from.leaseMillis;
+      uploadOnClose = from.uploadOnClose;
+      uploadOnCloseMinSize = from.uploadOnCloseMinSize;
     }
 
     CommitterConfig build() {
@@ -312,7 +349,9 @@ public record CommitterConfig(
           recoverOnSetup,
           unfinishedAfterMillis,
           fenceRetentionMillis,
-          leaseMillis);
+          leaseMillis,
+          uploadOnClose,
+          uploadOnCloseMinSize);
     }
   }
 
@@ -339,7 +378,9 @@ public record CommitterConfig(
         conf.getTimeDuration(
             RECOVERY_STALE_AFTER, RECOVERY_STALE_AFTER_DEFAULT, TimeUnit.MILLISECONDS),
         conf.getTimeDuration(FENCE_RETENTION, FENCE_RETENTION_DEFAULT, TimeUnit.MILLISECONDS),
-        conf.getTimeDuration(JOB_LEASE, JOB_LEASE_DEFAULT, TimeUnit.MILLISECONDS));
+        conf.getTimeDuration(JOB_LEASE, JOB_LEASE_DEFAULT, TimeUnit.MILLISECONDS),
+        conf.getBoolean(UPLOAD_ON_CLOSE, UPLOAD_ON_CLOSE_DEFAULT),
+        conf.getLongBytes(UPLOAD_ON_CLOSE_MIN_SIZE, UPLOAD_ON_CLOSE_MIN_SIZE_DEFAULT));
   }
 
   private static boolean recoverOnSetup(String value) {

@@ -26,7 +26,9 @@ class CommitterConfigTest {
                 false,
                 600_000L,
                 7L * 24 * 3600 * 1000,
-                600_000L));
+                600_000L,
+                true,
+                8L << 20));
   }
 
   @Test
@@ -43,6 +45,8 @@ class CommitterConfigTest {
     conf.set(CommitterConfig.MAGIC_UPLOAD_THREADS, "4");
     conf.set(CommitterConfig.FENCE_RETENTION, "2d");
     conf.set(CommitterConfig.JOB_LEASE, "3m");
+    conf.set(CommitterConfig.UPLOAD_ON_CLOSE, "false");
+    conf.set(CommitterConfig.UPLOAD_ON_CLOSE_MIN_SIZE, "1m");
 
     assertThat(CommitterConfig.from(conf))
         .isEqualTo(
@@ -59,7 +63,9 @@ class CommitterConfigTest {
                 false,
                 600_000L,
                 2L * 24 * 3600 * 1000,
-                180_000L));
+                180_000L,
+                false,
+                1L << 20));
     conf.set(CommitterConfig.STAGING_DIR, " /ssd/staging ");
     assertThat(CommitterConfig.from(conf).stagingDir()).isEqualTo("/ssd/staging");
   }
