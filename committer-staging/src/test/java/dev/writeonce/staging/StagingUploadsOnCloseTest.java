@@ -105,11 +105,18 @@ class StagingUploadsOnCloseTest {
     return committer.getWorkPath().getFileSystem(new Configuration());
   }
 
+  /** Waits until uploads started on close are open with their parts sent (one part each). */
   private void awaitOpenUploads(int count) throws InterruptedException {
-    for (int i = 0; i < 1000 && memory.openUploadIds().size() < count; i++) {
+    for (int i = 0; i < 1000 && !uploaded(count); i++) {
       Thread.sleep(10);
     }
     assertThat(memory.openUploadIds()).hasSize(count);
+    assertThat(uploaded(count)).isTrue();
+  }
+
+  private boolean uploaded(int count) {
+    return memory.openUploadIds().size() >= count
+        && memory.counters().snapshot().getOrDefault(RequestType.UPLOAD_PART, 0L) >= count;
   }
 
   private String content(String key) {
