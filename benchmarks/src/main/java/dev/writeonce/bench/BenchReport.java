@@ -31,7 +31,9 @@ final class BenchReport {
     md.append(
         "- Commit times come from a wrapper around each commit protocol: task commit is the sum"
             + " over tasks of `commitTask`, job commit is `commitJob`. A staging committer uploads"
-            + " its files in its task commit.\n\n");
+            + " a file as it closes when it has at least `writeonce.staging.upload-on-close.min-size`"
+            + " (8 MiB by default), the others in its task commit, which also waits for the"
+            + " uploads still running.\n\n");
 
     filesSection(md, rows, named);
     if (!sorts.isEmpty()) {
@@ -49,8 +51,9 @@ final class BenchReport {
       StringBuilder md, List<BenchCommand.Row> rows, BinaryOperator<String> named) {
     md.append("## Output files\n\n");
     md.append(
-        "Parquet partitioned so that each of the tasks writes files/tasks files; small files, so"
-            + " that requests, not bytes, dominate. Data: `"
+        "Parquet partitioned so that each of the tasks writes files/tasks files, one after"
+            + " another; with the default rows per file the files are small, so that requests, not"
+            + " bytes, dominate. Data: `"
             + named.apply("bench-files", "csv")
             + "`.\n\n");
     md.append(
