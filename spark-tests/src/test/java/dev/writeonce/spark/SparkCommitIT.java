@@ -315,6 +315,37 @@ class SparkCommitIT implements StoreLifecycle {
   }
 
   @Test
+  void theDirectoryCommitterUploadsEachFileOnceAsSparkClosesIt() throws Exception {
+    spark.conf().set("writeonce.committer", "directory");
+    spark.conf().set("writeonce.staging.upload-on-close.min-size", "0");
+    try {
+      String dir = "on-close/";
+      // 2 tasks, each writing its 5 partitions one after another.
+      Dataset<Row> data =
+          spark.range(1000).selectExpr("id", "CAST(id % 5 AS INT) AS p").repartition(2);
+      Traffic before = store().meter().read();
+      data.write().partitionBy("p").parquet(view.uri(dir));
+      Traffic write = store().meter().read().minus(before);
+      LOG.info("{}: 10 files uploaded as they closed: {}", store().name(), write);
+
+      List<String> files = dataFiles(dir);
+      assertThat(files).hasSize(10);
+      assertThat(write.requests(S3Api.CREATE_MULTIPART_UPLOAD))
+          .as("one upload per file: %s", write)
+          .isEqualTo(10);
+      assertThat(write.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(10);
+      assertThat(write.requests(S3Api.COPY_OBJECT)).isZero();
+      // Per file: create, part, complete and at most one intent PUT; per job as above.
+      assertThat(write.totalRequests()).isLessThanOrEqualTo(4L * files.size() + 14);
+      assertThat(view.openUploads(files)).isEmpty();
+      assertThat(sorted(spark.read().parquet(view.uri(dir)).select("id", "p")))
+          .isEqualTo(sorted(data));
+    } finally {
+      spark.conf().unset("writeonce.staging.upload-on-close.min-size");
+    }
+  }
+
+  @Test
   void twoThousandFilesReachTheDriverInCommitMessagesWithNoRecordsInTheStore() throws Exception {
     spark.conf().set("writeonce.committer", "magic");
     String dir = "many/";
