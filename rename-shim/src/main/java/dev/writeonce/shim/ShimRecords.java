@@ -2,6 +2,7 @@ package dev.writeonce.shim;
 
 import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.json.PendingFileFormat;
+import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.PendingFile;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.store.ObjectInfo;
@@ -116,13 +117,16 @@ final class ShimRecords {
     return Optional.of(new Found(object.info(), file));
   }
 
-  /** The record behind a listed file, if it is one: from the cache when its ETag matches. */
+  /**
+   * The record behind a listed file, if it is one: from the cache when its ETag matches. Listings
+   * give ETags in quotes, as S3 sends them; the gateway gives them without.
+   */
   Optional<PendingFile> recordOf(String key, long size, String etag) throws IOException {
     if (size > MAX_RECORD_BYTES) {
       return Optional.empty();
     }
     Cached cached = records.get(key);
-    if (cached != null && etag != null && etag.equals(cached.etag())) {
+    if (cached != null && etag != null && Etags.unquote(etag).equals(cached.etag())) {
       return Optional.of(cached.file());
     }
     records.remove(key);
