@@ -91,6 +91,22 @@ class StagingUploadsOnCloseTest {
     return new JobContextImpl(conf, jobId);
   }
 
+  /** A task attempt set up: the context its calls name and its committer. */
+  private record Attempt(TaskAttemptContext context, StagingCommitter committer) {}
+
+  private Attempt setUpTask(int task, int attempt) throws IOException {
+    TaskAttemptContext context = attempt(task, attempt);
+    StagingCommitter committer = committer(context);
+    committer.setupTask(context);
+    return new Attempt(context, committer);
+  }
+
+  /** Sets the job up and its first task attempt. */
+  private Attempt setUpJobAndTask() throws IOException {
+    committer(job()).setupJob(job());
+    return setUpTask(0, 0);
+  }
+
   /** Writes a file as an engine does: through the work path's file system, then closes it. */
   private static void write(StagingCommitter committer, String name, String content)
       throws IOException {
@@ -132,10 +148,9 @@ class StagingUploadsOnCloseTest {
 
   @Test
   void filesAreUploadedAsTheyCloseAndTaskCommitStartsNoUploadOfItsOwn() throws Exception {
-    committer(job()).setupJob(job());
-    TaskAttemptContext context = attempt(0, 0);
-    StagingCommitter committer = committer(context);
-    committer.setupTask(context);
+    Attempt task = setUpJobAndTask();
+    TaskAttemptContext context = task.context();
+    StagingCommitter committer = task.committer();
     write(committer, "day=1/part-0", "one");
     write(committer, "day=2/part-0", "two");
     awaitOpenUploads(2);
@@ -159,10 +174,9 @@ class StagingUploadsOnCloseTest {
   @Test
   void filesBelowTheMinimumSizeWaitForTaskCommitUnderOneIntent() throws Exception {
     conf.set(CommitterConfig.UPLOAD_ON_CLOSE_MIN_SIZE, "6");
-    committer(job()).setupJob(job());
-    TaskAttemptContext context = attempt(0, 0);
-    StagingCommitter committer = committer(context);
-    committer.setupTask(context);
+    Attempt task = setUpJobAndTask();
+    TaskAttemptContext context = task.context();
+    StagingCommitter committer = task.committer();
     write(committer, "big", "123456");
     awaitOpenUploads(1);
     write(committer, "small-1", "12345");
@@ -184,10 +198,9 @@ class StagingUploadsOnCloseTest {
   @Test
   void aFileWrittenAgainAfterItsUploadIsCommittedWithItsLastContentAndTheStaleUploadAborted()
       throws Exception {
-    committer(job()).setupJob(job());
-    TaskAttemptContext context = attempt(0, 0);
-    StagingCommitter committer = committer(context);
-    committer.setupTask(context);
+    Attempt task = setUpJobAndTask();
+    TaskAttemptContext context = task.context();
+    StagingCommitter committer = task.committer();
     write(committer, "part-0", "first");
     awaitOpenUploads(1);
     write(committer, "part-0", "second, longer");
@@ -202,10 +215,9 @@ class StagingUploadsOnCloseTest {
 
   @Test
   void aFileRenamedOrDeletedAfterItsUploadIsCommittedWhereItEndedAndNowhereElse() throws Exception {
-    committer(job()).setupJob(job());
-    TaskAttemptContext context = attempt(0, 0);
-    StagingCommitter committer = committer(context);
-    committer.setupTask(context);
+    Attempt task = setUpJobAndTask();
+    TaskAttemptContext context = task.context();
+    StagingCommitter committer = task.committer();
     write(committer, "tmp-0", "moved");
     write(committer, "scratch", "deleted");
     awaitOpenUploads(2);
@@ -230,10 +242,9 @@ class StagingUploadsOnCloseTest {
 
   @Test
   void aFileChangedBehindTheFileSystemAfterItsUploadIsUploadedAgain() throws Exception {
-    committer(job()).setupJob(job());
-    TaskAttemptContext context = attempt(0, 0);
-    StagingCommitter committer = committer(context);
-    committer.setupTask(context);
+    Attempt task = setUpJobAndTask();
+    TaskAttemptContext context = task.context();
+    StagingCommitter committer = task.committer();
     write(committer, "part-0", "as closed");
     awaitOpenUploads(1);
     Files.writeString(
@@ -249,11 +260,10 @@ class StagingUploadsOnCloseTest {
 
   @Test
   void anUploadOnCloseThatFailsFailsTheTaskCommitAndLeavesNoOpenUpload() throws Exception {
-    committer(job()).setupJob(job());
     store.failOnce(RequestType.UPLOAD_PART, 2, ErrorKind.FATAL);
-    TaskAttemptContext context = attempt(0, 0);
-    StagingCommitter committer = committer(context);
-    committer.setupTask(context);
+    Attempt task = setUpJobAndTask();
+    TaskAttemptContext context = task.context();
+    StagingCommitter committer = task.committer();
     write(committer, "part-0", "zero");
     write(committer, "part-1", "one");
     write(committer, "part-2", "two");
@@ -272,10 +282,9 @@ class StagingUploadsOnCloseTest {
 
   @Test
   void abortTaskAbortsTheUploadsStartedOnClose() throws Exception {
-    committer(job()).setupJob(job());
-    TaskAttemptContext context = attempt(0, 0);
-    StagingCommitter committer = committer(context);
-    committer.setupTask(context);
+    Attempt task = setUpJobAndTask();
+    TaskAttemptContext context = task.context();
+    StagingCommitter committer = task.committer();
     write(committer, "part-0", "zero");
     write(committer, "part-1", "one");
     awaitOpenUploads(2);
@@ -289,12 +298,11 @@ class StagingUploadsOnCloseTest {
   @Test
   void anAbortTaskInterruptedWhileAnUploadRunsReturnsAndTheJobAbortEndsTheUpload()
       throws Exception {
-    committer(job()).setupJob(job());
     CountDownLatch uploading = new CountDownLatch(1);
     store.pauseAt(RequestType.UPLOAD_PART, 1, uploading::countDown);
-    TaskAttemptContext context = attempt(0, 0);
-    StagingCommitter committer = committer(context);
-    committer.setupTask(context);
+    Attempt task = setUpJobAndTask();
+    TaskAttemptContext context = task.context();
+    StagingCommitter committer = task.committer();
     write(committer, "part-0", "zero");
     assertThat(uploading.await(10, TimeUnit.SECONDS)).isTrue();
 
@@ -312,10 +320,9 @@ class StagingUploadsOnCloseTest {
   @Test
   void uploadsOfAnAttemptThatDiesAfterItsFilesClosedAreFoundFromItsIntentByTheJobAbort()
       throws Exception {
-    committer(job()).setupJob(job());
-    TaskAttemptContext context = attempt(0, 0);
-    StagingCommitter committer = committer(context);
-    committer.setupTask(context);
+    Attempt task = setUpJobAndTask();
+    TaskAttemptContext context = task.context();
+    StagingCommitter committer = task.committer();
     write(committer, "part-0", "zero");
     write(committer, "part-1", "one");
     awaitOpenUploads(2);
@@ -332,19 +339,14 @@ class StagingUploadsOnCloseTest {
   @Test
   void uploadsOfAnAttemptThatDiesAfterItsFilesClosedAreAbortedByTheJobCommitThatTakesItsRetry()
       throws Exception {
-    committer(job()).setupJob(job());
-    TaskAttemptContext first = attempt(0, 0);
-    StagingCommitter dying = committer(first);
-    dying.setupTask(first);
+    StagingCommitter dying = setUpJobAndTask().committer();
     write(dying, "part-0", "first attempt");
     awaitOpenUploads(1);
     UploadsOnClose.remove(Path.of(dying.getWorkPath().toUri().getPath()));
 
-    TaskAttemptContext retry = attempt(0, 1);
-    StagingCommitter committer = committer(retry);
-    committer.setupTask(retry);
-    write(committer, "part-0", "retry");
-    committer.commitTask(retry);
+    Attempt retry = setUpTask(0, 1);
+    write(retry.committer(), "part-0", "retry");
+    retry.committer().commitTask(retry.context());
     committer(job()).commitJob(job());
 
     assertThat(dataKeys()).containsExactly("table/part-0");
@@ -355,10 +357,9 @@ class StagingUploadsOnCloseTest {
   @Test
   void withUploadOnCloseOffEveryFileWaitsForTaskCommit() throws Exception {
     conf.setBoolean(CommitterConfig.UPLOAD_ON_CLOSE, false);
-    committer(job()).setupJob(job());
-    TaskAttemptContext context = attempt(0, 0);
-    StagingCommitter committer = committer(context);
-    committer.setupTask(context);
+    Attempt task = setUpJobAndTask();
+    TaskAttemptContext context = task.context();
+    StagingCommitter committer = task.committer();
     write(committer, "part-0", "zero");
     Thread.sleep(100);
     assertThat(memory.openUploadIds()).isEmpty();

@@ -43,6 +43,13 @@ class DirectoryCommitterIT extends AbstractCommitterContractIT {
     return FILES.stream().map(f -> "out/" + f).toList();
   }
 
+  private PathOutputCommitter setUpTask(Configuration conf, TaskAttemptContext context)
+      throws Exception {
+    PathOutputCommitter committer = committer(conf, context);
+    committer.setupTask(context);
+    return committer;
+  }
+
   /** Waits until every file has an open upload: they started as the files closed. */
   private void awaitOpenUploads() throws InterruptedException {
     for (int i = 0; i < 200 && view.openUploads(keys()).size() < FILES.size(); i++) {
@@ -57,8 +64,7 @@ class DirectoryCommitterIT extends AbstractCommitterContractIT {
     JobContext job = new JobContextImpl(conf, jobId);
     committer(conf, attempt(conf, 0, 0)).setupJob(job);
     TaskAttemptContext context = attempt(conf, 0, 0);
-    PathOutputCommitter committer = committer(conf, context);
-    committer.setupTask(context);
+    PathOutputCommitter committer = setUpTask(conf, context);
 
     Traffic before = store().meter().read();
     for (String file : FILES) {
@@ -92,8 +98,7 @@ class DirectoryCommitterIT extends AbstractCommitterContractIT {
     JobContext job = new JobContextImpl(conf, jobId);
     committer(conf, attempt(conf, 0, 0)).setupJob(job);
     TaskAttemptContext context = attempt(conf, 0, 0);
-    PathOutputCommitter committer = committer(conf, context);
-    committer.setupTask(context);
+    PathOutputCommitter committer = setUpTask(conf, context);
     Traffic before = store().meter().read();
     for (String file : FILES) {
       writeOutput(conf, committer, file, "rows of " + file + "\n");
