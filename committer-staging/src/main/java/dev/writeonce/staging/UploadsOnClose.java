@@ -112,11 +112,33 @@ final class UploadsOnClose {
       long minSize,
       int threads) {
     Path dir = normalize(attemptDir);
+    forgetVanished();
     UploadsOnClose fresh =
         new UploadsOnClose(dir, attempt, store, keyOf, intents, partSize, minSize, threads);
     UploadsOnClose earlier = ATTEMPTS.put(dir, fresh);
     if (earlier != null) {
       earlier.abort();
+    }
+  }
+
+  /** Whether an attempt's directory is registered in this JVM. */
+  static boolean isRegistered(Path attemptDir) {
+    return ATTEMPTS.containsKey(normalize(attemptDir));
+  }
+
+  /**
+   * Ends registrations whose directory is gone: attempts that neither committed nor aborted here (a
+   * MapReduce attempt without output needs no task commit), whose local files were removed since.
+   * Their uploads, if any, are aborted; the intent names them in any case.
+   */
+  private static void forgetVanished() {
+    for (Iterator<Map.Entry<Path, UploadsOnClose>> it = ATTEMPTS.entrySet().iterator();
+        it.hasNext(); ) {
+      Map.Entry<Path, UploadsOnClose> entry = it.next();
+      if (!Files.isDirectory(entry.getKey())) {
+        it.remove();
+        entry.getValue().abort();
+      }
     }
   }
 

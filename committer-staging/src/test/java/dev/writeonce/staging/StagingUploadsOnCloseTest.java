@@ -355,6 +355,20 @@ class StagingUploadsOnCloseTest {
   }
 
   @Test
+  void anAttemptThatNeitherCommitsNorAbortsIsForgottenOnceItsLocalFilesAreGone() throws Exception {
+    Path idle = Path.of(setUpJobAndTask().committer().getWorkPath().toUri().getPath());
+    assertThat(UploadsOnClose.isRegistered(idle)).isTrue();
+    // A MapReduce attempt without output needs no task commit, and its directory may be removed
+    // by another process: the next attempt set up in this JVM forgets it.
+    Files.delete(idle);
+
+    Path next = Path.of(setUpTask(1, 0).committer().getWorkPath().toUri().getPath());
+
+    assertThat(UploadsOnClose.isRegistered(idle)).isFalse();
+    assertThat(UploadsOnClose.isRegistered(next)).isTrue();
+  }
+
+  @Test
   void withUploadOnCloseOffEveryFileWaitsForTaskCommit() throws Exception {
     conf.setBoolean(CommitterConfig.UPLOAD_ON_CLOSE, false);
     Attempt task = setUpJobAndTask();
