@@ -379,6 +379,67 @@ class RenameShimIT {
     assertNoOpenUploads(bucket, List.of("out/part-0"));
   }
 
+  // ---- the destination check of a rename --------------------------------------------------------
+
+  @Test
+  void aRenameIntoADestinationFoundAbsentJustBeforeDoesNotCheckItAgain() throws Exception {
+    String bucket = store().newBucket("shim-absent");
+    Configuration conf = configuration(1, true);
+    String base = "s3a://" + bucket + "/out";
+    org.apache.hadoop.fs.Path pending = writePending(conf, base, "merged\n");
+    org.apache.hadoop.fs.Path target = new org.apache.hadoop.fs.Path(base + "/part-m-00000");
+    FileSystem fs = pending.getFileSystem(conf);
+    long skippedBefore = shimOf(base).destinationChecksSkipped();
+
+    // FileOutputCommitter's merge: getFileStatus of the destination, then the rename.
+    assertThat(catchThrowable(() -> fs.getFileStatus(target)))
+        .isInstanceOf(java.io.FileNotFoundException.class);
+    Traffic before = store().meter().read();
+    assertThat(fs.rename(pending, target)).isTrue();
+    Traffic rename = store().meter().read().minus(before);
+
+    assertThat(rename.requests(S3Api.LIST_OBJECTS) + rename.requests(S3Api.HEAD_OBJECT))
+        .as("checks of the destination in the rename: %s", rename)
+        .isZero();
+    assertThat(rename.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(1);
+    assertThat(shimOf(base).destinationChecksSkipped()).isEqualTo(skippedBefore + 1);
+    BucketView view = new BucketView(store(), bucket);
+    assertThat(view.read("out/part-m-00000")).isEqualTo("merged\n");
+    assertNoOpenUploads(bucket, List.of("out/part-m-00000"));
+  }
+
+  @Test
+  void aDestinationWrittenAfterItWasFoundAbsentStillRefusesTheRename() throws Exception {
+    String bucket = store().newBucket("shim-absent-then-written");
+    Configuration conf = configuration(1, true);
+    String base = "s3a://" + bucket + "/out";
+    org.apache.hadoop.fs.Path pending = writePending(conf, base, "pending\n");
+    org.apache.hadoop.fs.Path target = new org.apache.hadoop.fs.Path(base + "/part-m-00000");
+    FileSystem fs = pending.getFileSystem(conf);
+    BucketView view = new BucketView(store(), bucket);
+
+    // Found absent, then written by the same thread: the rename checks again and refuses.
+    assertThat(fs.exists(target)).isFalse();
+    try (FSDataOutputStream out = fs.create(target, false)) {
+      out.write("written since\n".getBytes(StandardCharsets.UTF_8));
+    }
+    assertThat(fs.rename(pending, target)).isFalse();
+    assertThat(view.read("out/part-m-00000")).isEqualTo("written since\n");
+
+    // Found absent by another thread, then written by another writer: checked, refused.
+    org.apache.hadoop.fs.Path elsewhere = new org.apache.hadoop.fs.Path(base + "/part-m-00001");
+    Thread other = new Thread(() -> catchThrowable(() -> fs.getFileStatus(elsewhere)));
+    other.start();
+    other.join();
+    view.put("out/part-m-00001", "another writer\n");
+    assertThat(fs.rename(pending, elsewhere)).isFalse();
+    assertThat(view.read("out/part-m-00001")).isEqualTo("another writer\n");
+
+    assertThat(fs.delete(new org.apache.hadoop.fs.Path(base + "/_temporary"), true)).isTrue();
+    assertThat(view.keys("")).containsExactly("out/part-m-00000", "out/part-m-00001");
+    assertNoOpenUploads(bucket, List.of("out/part-m-00000"));
+  }
+
   // ---- a rename the rules did not predict -----------------------------------------------------
 
   @Test

@@ -62,6 +62,19 @@ public class RenameShimFileSystem extends S3AFileSystem {
   private ShimDeletes deletes;
   private ShimStatuses statuses;
 
+  /**
+   * The last path outside temporary directories that S3A found absent in this thread. Commit code
+   * checks a destination just before it renames a file there (FileOutputCommitter's merge, Hive's
+   * move), so the rename need not check it again; any other call of this thread on the file system
+   * forgets it, and it is good for {@link #ABSENT_FRESH_NANOS} only.
+   */
+  private final ThreadLocal<Absent> lastAbsent = new ThreadLocal<>();
+
+  private record Absent(String key, long atNanos) {}
+
+  /** How long an absent destination stays known to the rename that follows. */
+  static final long ABSENT_FRESH_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+
   @Override
   public void initialize(URI name, Configuration conf) throws IOException {
     super.initialize(name, conf);
@@ -168,6 +181,26 @@ public class RenameShimFileSystem extends S3AFileSystem {
     return shim.enabled() && shim.rules().isTemporary(key);
   }
 
+  private void rememberAbsent(String key) {
+    if (shim.enabled()) {
+      lastAbsent.set(new Absent(key, System.nanoTime()));
+    }
+  }
+
+  /** Forgets the absent destination: this thread did something else since. */
+  private void forgetAbsent() {
+    lastAbsent.remove();
+  }
+
+  /** Whether S3A found this key absent just before, in this thread, with nothing done since. */
+  private boolean takeAbsent(String key) {
+    Absent absent = lastAbsent.get();
+    lastAbsent.remove();
+    return absent != null
+        && absent.key().equals(key)
+        && System.nanoTime() - absent.atNanos() < ABSENT_FRESH_NANOS;
+  }
+
   // ---- writing ----------------------------------------------------------------------------
 
   @Override
@@ -180,6 +213,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
       long blockSize,
       Progressable progress)
       throws IOException {
+    forgetAbsent();
     String key = keyOf(path);
     Optional<String> finalKey = temporary(key) ? predictFinalKey(key) : Optional.empty();
     if (finalKey.isEmpty()) {
@@ -223,6 +257,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
       long blockSize,
       Progressable progress)
       throws IOException {
+    forgetAbsent();
     if (!temporary(keyOf(path))) {
       return super.createNonRecursive(
           path, permission, flags, bufferSize, replication, blockSize, progress);
@@ -244,6 +279,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
   @Override
   @SuppressWarnings("rawtypes") // the raw type of FileSystem's signature
   public FSDataOutputStreamBuilder createFile(Path path) {
+    forgetAbsent();
     if (!temporary(keyOf(path))) {
       return super.createFile(path);
     }
@@ -254,17 +290,29 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   @Override
   public FileStatus getFileStatus(Path path) throws IOException {
+    forgetAbsent();
     String key = keyOf(path);
     if (!temporary(key)) {
-      return super.getFileStatus(path);
+      try {
+        return super.getFileStatus(path);
+      } catch (FileNotFoundException e) {
+        rememberAbsent(key);
+        throw e;
+      }
     }
     return statuses.statusOf(path, key);
   }
 
   @Override
   public boolean exists(Path path) throws IOException {
-    if (!temporary(keyOf(path))) {
-      return super.exists(path);
+    forgetAbsent();
+    String key = keyOf(path);
+    if (!temporary(key)) {
+      boolean found = super.exists(path);
+      if (!found) {
+        rememberAbsent(key);
+      }
+      return found;
     }
     try {
       getFileStatus(path);
@@ -339,6 +387,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
    */
   @Override
   public boolean mkdirs(Path path, FsPermission permission) throws IOException {
+    forgetAbsent();
     String key = keyOf(path);
     if (!temporary(key)) {
       return super.mkdirs(path, permission);
@@ -396,21 +445,31 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   @Override
   public boolean rename(Path src, Path dst) throws IOException {
+    String dstKey = keyOf(dst);
+    boolean destinationAbsent = takeAbsent(dstKey);
     String srcKey = keyOf(src);
     if (!temporary(srcKey)) {
       return super.rename(src, dst);
     }
-    return renames.rename(src, srcKey, keyOf(dst));
+    return renames.rename(src, srcKey, dstKey, destinationAbsent);
   }
 
   // ---- deleting ---------------------------------------------------------------------------
 
   @Override
   public boolean delete(Path path, boolean recursive) throws IOException {
+    forgetAbsent();
     if (!shim.enabled()) {
       return super.delete(path, recursive);
     }
     return deletes.delete(path, keyOf(path), recursive, super::delete);
+  }
+
+  @Override
+  public void copyFromLocalFile(boolean delSrc, boolean overwrite, Path src, Path dst)
+      throws IOException {
+    forgetAbsent();
+    super.copyFromLocalFile(delSrc, overwrite, src, dst);
   }
 
   // ---- plumbing ---------------------------------------------------------------------------

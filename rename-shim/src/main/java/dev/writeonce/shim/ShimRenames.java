@@ -74,7 +74,8 @@ final class ShimRenames {
    * moves its record or completes its upload, a directory moves all it holds, and an ordinary
    * object is renamed by S3A.
    */
-  boolean rename(Path src, String srcKey, String dstKey) throws IOException {
+  boolean rename(Path src, String srcKey, String dstKey, boolean destinationAbsent)
+      throws IOException {
     // The source is usually a file this instance wrote or listed, or a directory: look there first.
     PendingFile file = records.known(srcKey).orElse(null);
     List<ObjectInfo> under = List.of();
@@ -93,7 +94,7 @@ final class ShimRenames {
         file = found.get().record();
       }
     }
-    Optional<String> target = renameTarget(src, srcKey, dstKey);
+    Optional<String> target = renameTarget(src, srcKey, dstKey, destinationAbsent);
     if (target.isEmpty()) {
       LOG.debug("rename {} -> {}: destination exists or lies inside the source", src, dstKey);
       return false;
@@ -110,14 +111,20 @@ final class ShimRenames {
   /**
    * The key a rename gives the source, with Hadoop's semantics: the destination itself, or inside
    * it when it is an existing directory; empty when the destination is an existing file or lies
-   * under the source.
+   * under the source. A destination the caller's own check found absent an instant before is not
+   * checked again (one LIST per file of a commit's merge).
    */
-  private Optional<String> renameTarget(Path src, String srcKey, String dstKey) throws IOException {
+  private Optional<String> renameTarget(
+      Path src, String srcKey, String dstKey, boolean destinationAbsent) throws IOException {
     if (dstKey.equals(srcKey) || dstKey.startsWith(srcKey + "/")) {
       return Optional.empty();
     }
     if (dstKey.isEmpty()) {
       return Optional.of(src.getName());
+    }
+    if (destinationAbsent) {
+      counters.destinationChecksSkipped.incrementAndGet();
+      return Optional.of(dstKey);
     }
     KeyProbe probe = gateway.probe(dstKey);
     if (probe.file().isPresent()) {

@@ -16,6 +16,7 @@ public final class ShimStatistics {
   final AtomicLong missesRefused = new AtomicLong();
   final AtomicLong plainRenames = new AtomicLong();
   final AtomicLong pendingReadsRefused = new AtomicLong();
+  final AtomicLong destinationChecksSkipped = new AtomicLong();
 
   /** Files written as pending uploads. */
   public long filesWritten() {
@@ -62,6 +63,14 @@ public final class ShimStatistics {
     return pendingReadsRefused.get();
   }
 
+  /**
+   * Renames whose destination was not checked again because S3A had just found it absent for the
+   * same thread.
+   */
+  public long destinationChecksSkipped() {
+    return destinationChecksSkipped.get();
+  }
+
   public Map<String, Long> asMap() {
     Map<String, Long> map = new LinkedHashMap<>();
     map.put("files_written", filesWritten());
@@ -73,6 +82,7 @@ public final class ShimStatistics {
     map.put("misses_refused", missesRefused());
     map.put("plain_renames", plainRenames());
     map.put("pending_reads_refused", pendingReadsRefused());
+    map.put("destination_checks_skipped", destinationChecksSkipped());
     return map;
   }
 
