@@ -369,6 +369,22 @@ class StagingUploadsOnCloseTest {
   }
 
   @Test
+  void aTaskSetUpTwiceAbortsWhatItsFirstSetupUploaded() throws Exception {
+    Attempt task = setUpJobAndTask();
+    write(task.committer(), "part-0", "first");
+    awaitOpenUploads(1);
+
+    task.committer().setupTask(task.context());
+    assertThat(memory.openUploadIds()).as("the first setup's upload").isEmpty();
+    write(task.committer(), "part-0", "second");
+    task.committer().commitTask(task.context());
+    committer(job()).commitJob(job());
+
+    assertThat(content("table/part-0")).isEqualTo("second");
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
   void withUploadOnCloseOffEveryFileWaitsForTaskCommit() throws Exception {
     conf.setBoolean(CommitterConfig.UPLOAD_ON_CLOSE, false);
     Attempt task = setUpJobAndTask();
