@@ -229,7 +229,7 @@ final class UploadsOnClose {
       }
       Started earlier = current.remove(file);
       if (earlier != null) {
-        stale.add(earlier);
+        retire(earlier);
       }
       closedKeys.add(key);
       Future<PendingUpload> upload =
@@ -265,7 +265,7 @@ final class UploadsOnClose {
     synchronized (lock) {
       Started file = current.remove(path);
       if (file != null) {
-        stale.add(file);
+        retire(file);
         return;
       }
       if (!Files.isDirectory(path)) {
@@ -275,9 +275,16 @@ final class UploadsOnClose {
         Started started = it.next().getValue();
         if (started.file().startsWith(path)) {
           it.remove();
-          stale.add(started);
+          retire(started);
         }
       }
+    }
+  }
+
+  /** An upload that no longer stands for its file: never started, or to be aborted once done. */
+  private void retire(Started started) {
+    if (!started.upload().cancel(false)) {
+      stale.add(started);
     }
   }
 
