@@ -385,6 +385,42 @@ class StagingUploadsOnCloseTest {
   }
 
   @Test
+  void taskCallsActOnTheAttemptTheirContextNamesWhateverCommitterTheyReach() throws Exception {
+    committer(job()).setupJob(job());
+    TaskAttemptContext context = attempt(3, 0);
+    StagingCommitter jobsOwn = committer(job());
+    jobsOwn.setupTask(context);
+    write(committer(context), "part-3", "three");
+    awaitOpenUploads(1);
+
+    Map<RequestType, Long> before = store.counters().snapshot();
+    jobsOwn.commitTask(context);
+    assertThat(store.counters().since(before).getOrDefault(RequestType.CREATE_UPLOAD, 0L))
+        .as("the upload started on close is the one committed")
+        .isZero();
+    committer(job()).commitJob(job());
+
+    assertThat(content("table/part-3")).isEqualTo("three");
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void anUploadCreatedWhoseAnswerIsLostIsFoundFromTheIntentByTheJobAbort() throws Exception {
+    store.loseAnswerOf(RequestType.CREATE_UPLOAD, 1, ErrorKind.TRANSIENT);
+    Attempt task = setUpJobAndTask();
+    write(task.committer(), "part-0", "zero");
+
+    assertThatThrownBy(() -> task.committer().commitTask(task.context()))
+        .hasMessageContaining("injected");
+    assertThat(memory.openUploadIds()).as("created, its id unknown to the task").hasSize(1);
+    task.committer().abortTask(task.context());
+    committer(job()).abortJob(job(), JobStatus.State.FAILED);
+
+    assertThat(memory.openUploadIds()).isEmpty();
+    assertThat(dataKeys()).isEmpty();
+  }
+
+  @Test
   void withUploadOnCloseOffEveryFileWaitsForTaskCommit() throws Exception {
     conf.setBoolean(CommitterConfig.UPLOAD_ON_CLOSE, false);
     Attempt task = setUpJobAndTask();
