@@ -30,6 +30,8 @@ import org.apache.hadoop.conf.Configuration;
  *     rather than at task commit
  * @param uploadOnCloseMinSize the smallest file, in bytes, that is uploaded when closed; smaller
  *     ones wait for task commit, where one intent covers them all
+ * @param manifestChunkUploads the most uploads a job manifest lists inline; a larger job's manifest
+ *     names chunks of this many uploads each, so the job commit holds one chunk at a time
  */
 public record CommitterConfig(
     int commitThreads,
@@ -46,7 +48,8 @@ public record CommitterConfig(
     long fenceRetentionMillis,
     long leaseMillis,
     boolean uploadOnClose,
-    long uploadOnCloseMinSize) {
+    long uploadOnCloseMinSize,
+    int manifestChunkUploads) {
 
   /** Prefix of every key of this library. */
   public static final String PREFIX = "writeonce.";
@@ -130,6 +133,17 @@ public record CommitterConfig(
   public static final String UPLOAD_ON_CLOSE_MIN_SIZE = PREFIX + "staging.upload-on-close.min-size";
 
   public static final long UPLOAD_ON_CLOSE_MIN_SIZE_DEFAULT = 8L << 20;
+
+  /**
+   * The most uploads the job manifest lists inline. A job with more is committed in chunks of this
+   * many: the manifest names chunk objects written before it, and validating, completing and
+   * recovering the job hold one chunk at a time, so the driver's memory does not grow with the
+   * number of files.
+   */
+  public static final String MANIFEST_CHUNK_UPLOADS = PREFIX + "manifest.chunk-uploads";
+
+  public static final int MANIFEST_CHUNK_UPLOADS_DEFAULT = 10_000;
+  static final int MANIFEST_CHUNK_UPLOADS_MAX = 1_000_000;
 
   /**
    * Part buffers one magic-committer writer may hold at once, the one being filled included. A
@@ -223,6 +237,7 @@ public record CommitterConfig(
       throw new IllegalArgumentException(CONFLICT_MODE + " is missing");
     }
     checkRange(UPLOAD_ON_CLOSE_MIN_SIZE, uploadOnCloseMinSize, 0, Long.MAX_VALUE);
+    checkRange(MANIFEST_CHUNK_UPLOADS, manifestChunkUploads, 1, MANIFEST_CHUNK_UPLOADS_MAX);
   }
 
   /** The configuration with every default. */
@@ -292,6 +307,10 @@ public record CommitterConfig(
     return edit(copy -> copy.uploadOnCloseMinSize = value);
   }
 
+  public CommitterConfig withManifestChunkUploads(int value) {
+    return edit(copy -> copy.manifestChunkUploads = value);
+  }
+
   /** A copy of this configuration with some settings changed, checked again. */
   private CommitterConfig edit(java.util.function.Consumer<Copy> change) {
     Copy copy = new Copy(this);
@@ -316,6 +335,7 @@ public record CommitterConfig(
     private long leaseMillis;
     private boolean uploadOnClose;
     private long uploadOnCloseMinSize;
+    private int manifestChunkUploads;
 
     Copy(CommitterConfig from) {
       commitThreads = from.commitThreads;
@@ -333,6 +353,7 @@ public record CommitterConfig(
       leaseMillis = from.leaseMillis;
       uploadOnClose = from.uploadOnClose;
       uploadOnCloseMinSize = from.uploadOnCloseMinSize;
+      manifestChunkUploads = from.manifestChunkUploads;
     }
 
     CommitterConfig build() {
@@ -351,7 +372,8 @@ public record CommitterConfig(
           fenceRetentionMillis,
           leaseMillis,
           uploadOnClose,
-          uploadOnCloseMinSize);
+          uploadOnCloseMinSize,
+          manifestChunkUploads);
     }
   }
 
@@ -380,7 +402,8 @@ public record CommitterConfig(
         conf.getTimeDuration(FENCE_RETENTION, FENCE_RETENTION_DEFAULT, TimeUnit.MILLISECONDS),
         conf.getTimeDuration(JOB_LEASE, JOB_LEASE_DEFAULT, TimeUnit.MILLISECONDS),
         conf.getBoolean(UPLOAD_ON_CLOSE, UPLOAD_ON_CLOSE_DEFAULT),
-        conf.getLongBytes(UPLOAD_ON_CLOSE_MIN_SIZE, UPLOAD_ON_CLOSE_MIN_SIZE_DEFAULT));
+        conf.getLongBytes(UPLOAD_ON_CLOSE_MIN_SIZE, UPLOAD_ON_CLOSE_MIN_SIZE_DEFAULT),
+        conf.getInt(MANIFEST_CHUNK_UPLOADS, MANIFEST_CHUNK_UPLOADS_DEFAULT));
   }
 
   private static boolean recoverOnSetup(String value) {

@@ -28,26 +28,32 @@ final class CompleteUploadsStage {
 
   private CompleteUploadsStage() {}
 
-  static Outcome run(JobCommitContext context, StoreGateway store, JobManifest manifest)
+  /** Completes the manifest's uploads, a chunk at a time for a chunked manifest. */
+  static Outcome run(
+      JobCommitContext context, StoreGateway store, JobRecords records, JobManifest manifest)
       throws IOException {
     AtomicInteger completed = new AtomicInteger();
     AtomicInteger confirmed = new AtomicInteger();
     List<UploadLostException> lost = Collections.synchronizedList(new ArrayList<>());
-    Tasks.runStoppingOnFailure(
-        context,
-        "completing uploads",
-        manifest.uploads(),
-        upload -> {
-          try {
-            if (completeOrConfirm(store, manifest, upload)) {
-              completed.incrementAndGet();
-            } else {
-              confirmed.incrementAndGet();
-            }
-          } catch (UploadLostException gone) {
-            lost.add(gone);
-          }
-        });
+    ManifestUploads.forEachBatch(
+        records,
+        manifest,
+        batch ->
+            Tasks.runStoppingOnFailure(
+                context,
+                "completing uploads",
+                batch,
+                upload -> {
+                  try {
+                    if (completeOrConfirm(store, manifest, upload)) {
+                      completed.incrementAndGet();
+                    } else {
+                      confirmed.incrementAndGet();
+                    }
+                  } catch (UploadLostException gone) {
+                    lost.add(gone);
+                  }
+                }));
     List<UploadLostException> sorted = new ArrayList<>(lost);
     sorted.sort((a, b) -> a.getMessage().compareTo(b.getMessage()));
     return new Outcome(completed.get(), confirmed.get(), List.copyOf(sorted));

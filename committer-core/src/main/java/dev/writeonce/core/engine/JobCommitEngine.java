@@ -81,21 +81,31 @@ public final class JobCommitEngine {
     Map<RequestType, Long> before = store.counters().snapshot();
     Map<String, Long> stageMillis = new LinkedHashMap<>();
     long start = System.nanoTime();
-    JobManifest manifest =
-        ManifestStage.build(store, layout, records, request, clock.getAsLong(), this::resume);
+    ManifestStage.Built built =
+        ManifestStage.build(
+            store,
+            layout,
+            records,
+            request,
+            clock.getAsLong(),
+            this::resume,
+            config.manifestChunkUploads(),
+            Math.min(config.commitThreads(), 16));
+    JobManifest manifest = built.manifest();
     stageMillis.put("validate", elapsedMillis(start));
 
     start = System.nanoTime();
     CommitPointStage.write(store, layout, manifest, config.conditionalManifestWrite());
     stageMillis.put("commit-point", elapsedMillis(start));
     LOG.info(
-        "Job {} committed at {}: completing {} uploads ({} bytes) to {}",
+        "Job {} committed at {}: completing {} uploads ({} bytes{}) to {}",
         manifest.jobId(),
         layout.destination().uriOf(layout.jobManifestKey(manifest.jobId())),
-        manifest.uploads().size(),
+        manifest.fileCount(),
         manifest.totalBytes(),
+        manifest.isChunked() ? ", in " + manifest.chunks().size() + " chunks" : "",
         layout.destination());
-    Set<String> taken = takenAttempts(request.taskManifests());
+    Set<String> taken = built.takenAttempts();
     try {
       return finish(manifest, request.record(), taken, false, before, stageMillis);
     } catch (IOException first) {
@@ -136,12 +146,6 @@ public final class JobCommitEngine {
         cause);
   }
 
-  private static Set<String> takenAttempts(List<TaskManifest> manifests) {
-    Set<String> taken = new HashSet<>();
-    manifests.forEach(m -> taken.add(m.taskAttemptId()));
-    return taken;
-  }
-
   /**
    * Finishes a committed job from its manifest alone: completes what remains, confirms what an
    * earlier run completed, and writes {@code _SUCCESS}. Safe to run any number of times. A job
@@ -175,7 +179,14 @@ public final class JobCommitEngine {
     }
     LOG.info("Resuming committed job {} from its manifest", jobId);
     Set<String> taken = new HashSet<>();
-    manifest.get().uploads().forEach(u -> taken.add(u.taskAttempt()));
+    try {
+      ManifestUploads.forEachBatch(
+          records, manifest.get(), batch -> batch.forEach(u -> taken.add(u.taskAttempt())));
+    } catch (FinishedMeanwhileException e) {
+      LOG.info("Job {} was finished by another process meanwhile", jobId);
+      return Optional.of(
+          new CommitResult(jobId, 0, 0, 0, 0, 0, store.counters().since(before), Map.of(), null));
+    }
     return Optional.of(
         finish(
             manifest.get(), record.orElse(null), taken, acceptLost, before, new LinkedHashMap<>()));
@@ -275,11 +286,29 @@ public final class JobCommitEngine {
       Map<RequestType, Long> before,
       Map<String, Long> stageMillis)
       throws IOException {
+    try {
+      return completeAndEnd(manifest, record, takenAttempts, acceptLost, before, stageMillis);
+    } catch (FinishedMeanwhileException e) {
+      // Only a chunked manifest's chunks can vanish under a reader: the job's own end removed them.
+      LOG.info("{}; nothing is left to do", e.getMessage());
+      return result(
+          manifest, new CompleteUploadsStage.Outcome(0, 0, List.of()), before, stageMillis, null);
+    }
+  }
+
+  private CommitResult completeAndEnd(
+      JobManifest manifest,
+      JobRecord record,
+      Set<String> takenAttempts,
+      boolean acceptLost,
+      Map<RequestType, Long> before,
+      Map<String, Long> stageMillis)
+      throws IOException {
     String jobId = manifest.jobId();
     CompleteUploadsStage.Outcome outcome;
     try (JobCommitContext context = new JobCommitContext(jobId, config.commitThreads())) {
       long start = System.nanoTime();
-      outcome = CompleteUploadsStage.run(context, store, manifest);
+      outcome = CompleteUploadsStage.run(context, store, records, manifest);
       stageMillis.put("complete", elapsedMillis(start));
     }
     if (!outcome.lost().isEmpty() && !acceptLost) {
@@ -300,6 +329,7 @@ public final class JobCommitEngine {
     SuccessData success =
         SuccessMarkerStage.write(
             store,
+            records,
             layout,
             manifest,
             config.successFileLimit(),
@@ -317,7 +347,7 @@ public final class JobCommitEngine {
         "Job {} finished: {} files, {} bytes ({} completed, {} already completed, {} lost), {}"
             + " replaced objects deleted",
         jobId,
-        manifest.uploads().size(),
+        manifest.fileCount(),
         manifest.totalBytes(),
         outcome.completed(),
         outcome.confirmed(),
@@ -352,7 +382,7 @@ public final class JobCommitEngine {
       SuccessData success) {
     return new CommitResult(
         manifest.jobId(),
-        manifest.uploads().size(),
+        (int) manifest.fileCount(),
         manifest.totalBytes(),
         outcome.completed(),
         outcome.confirmed(),
@@ -373,7 +403,7 @@ public final class JobCommitEngine {
                 + ": "
                 + keys.size()
                 + " of "
-                + manifest.uploads().size()
+                + manifest.fileCount()
                 + " uploads are lost (aborted or expired before the job finished); the other "
                 + (outcome.completed() + outcome.confirmed())
                 + " are completed. First: "

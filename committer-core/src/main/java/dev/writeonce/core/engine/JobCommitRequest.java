@@ -17,6 +17,9 @@ import java.util.Objects;
  *     (the whole destination, or the partitions it wrote); empty otherwise
  * @param record the job's record as its driver wrote it at setup, or null for a job set up without
  *     one; the engine marks it finished
+ * @param storedTaskManifests keys of further task manifests, one per committed task, that the
+ *     engine reads from the store as it goes rather than holding them all: the way to commit more
+ *     uploads than the driver's memory holds
  */
 public record JobCommitRequest(
     String jobId,
@@ -24,7 +27,19 @@ public record JobCommitRequest(
     ConflictMode conflictMode,
     List<TaskManifest> taskManifests,
     List<String> replacePrefixes,
-    JobRecord record) {
+    JobRecord record,
+    List<String> storedTaskManifests) {
+
+  /** A request whose task manifests are all in memory. */
+  public JobCommitRequest(
+      String jobId,
+      String committer,
+      ConflictMode conflictMode,
+      List<TaskManifest> taskManifests,
+      List<String> replacePrefixes,
+      JobRecord record) {
+    this(jobId, committer, conflictMode, taskManifests, replacePrefixes, record, List.of());
+  }
 
   /** A request for a job without a job record. */
   public JobCommitRequest(
@@ -42,6 +57,7 @@ public record JobCommitRequest(
     Objects.requireNonNull(conflictMode, "conflictMode");
     taskManifests = List.copyOf(taskManifests);
     replacePrefixes = List.copyOf(replacePrefixes);
+    storedTaskManifests = List.copyOf(storedTaskManifests);
     if (record != null && !record.jobId().equals(jobId)) {
       throw new IllegalArgumentException(
           "job " + jobId + " is committed with the record of job " + record.jobId());

@@ -165,12 +165,20 @@ public final class JobInspector {
         Optional<JobManifest> manifest = records.loadJobManifest(jobId);
         if (manifest.isPresent()) {
           JobManifest m = manifest.get();
+          // An operator's view: a chunked manifest's uploads are all read into memory here.
+          List<PendingUpload> all;
+          try {
+            all = m.isChunked() ? readAll(m) : m.uploads();
+          } catch (FinishedMeanwhileException e) {
+            return new Job(
+                jobId, State.FINISHED, 0, 0, List.of(), modified, null, record, renewed, released);
+          }
           return new Job(
               jobId,
               State.COMMITTED_UNFINISHED,
-              m.uploads().size(),
+              all.size(),
               m.totalBytes(),
-              m.uploads(),
+              all,
               modified,
               null,
               record,
@@ -196,8 +204,23 @@ public final class JobInspector {
           renewed,
           released);
     } catch (FormatException | IllegalArgumentException e) {
-      return new Job(
-          jobId, State.DAMAGED, 0, 0, List.of(), modified, e.getMessage(), null, renewed, false);
+      return damaged(jobId, modified, e.getMessage(), renewed);
     }
+  }
+
+  private List<PendingUpload> readAll(JobManifest manifest)
+      throws StoreException, FormatException, FinishedMeanwhileException {
+    try {
+      return ManifestUploads.all(records, manifest);
+    } catch (StoreException | FormatException | FinishedMeanwhileException e) {
+      throw e;
+    } catch (java.io.IOException e) {
+      throw new FormatException(
+          records.uri(records.layout().jobManifestKey(manifest.jobId())), e.getMessage(), e);
+    }
+  }
+
+  private static Job damaged(String jobId, long modified, String problem, long renewed) {
+    return new Job(jobId, State.DAMAGED, 0, 0, List.of(), modified, problem, null, renewed, false);
   }
 }

@@ -14,6 +14,8 @@ import java.util.regex.Pattern;
  * dest/_writeonce/jobs/JOB/tasks/ATTEMPT.json   one task manifest per committed task attempt
  * dest/_writeonce/jobs/JOB/manifest.json        the job manifest (the commit point), or the
  *                                               abort fence that forbids it
+ * dest/_writeonce/jobs/JOB/chunks/RUN-N.json    for a large job, the parts of its manifest,
+ *                                               written before it by one commit run
  * dest/_writeonce/fail-mode.claim              held by the one job committing in conflict mode fail
  * dest/_SUCCESS                                 written once the job is finished
  * </pre>
@@ -75,6 +77,21 @@ public final class JobLayout {
 
   public String taskManifestKey(String jobId, String taskAttemptId) {
     return taskManifestPrefix(jobId) + checkName("task attempt id", taskAttemptId) + ".json";
+  }
+
+  public String manifestChunkPrefix(String jobId) {
+    return jobPrefix(jobId) + "chunks/";
+  }
+
+  /**
+   * The key of a chunk of the job manifest. Each commit run names its chunks with its own token, so
+   * a run never overwrites a chunk that the manifest of an earlier run (whose write may have landed
+   * unseen) names.
+   */
+  public String manifestChunkKey(String jobId, String runToken, int index) {
+    return manifestChunkPrefix(jobId)
+        + checkName("commit run token", runToken)
+        + String.format(java.util.Locale.ROOT, "-%06d.json", index);
   }
 
   /** The task attempt of a task manifest's key under the given task manifest prefix. */

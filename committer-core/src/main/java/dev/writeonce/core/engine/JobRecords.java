@@ -8,11 +8,14 @@ import dev.writeonce.core.json.SuccessDataFormat;
 import dev.writeonce.core.model.DestinationClaim;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.JobRecord;
+import dev.writeonce.core.model.ManifestChunk;
+import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -202,6 +205,103 @@ public final class JobRecords {
     return JobRecordFormat.isAbortFence(bytes.get(), uri(key))
         ? CommitPoint.FENCED
         : CommitPoint.COMMITTED;
+  }
+
+  /**
+   * Writes a chunk of the job manifest, before the commit point: one PUT.
+   *
+   * @return the chunk as the job manifest names it
+   */
+  public ManifestChunk saveManifestChunk(
+      String jobId, String runToken, int index, List<PendingUpload> uploads) throws StoreException {
+    String key = layout.manifestChunkKey(jobId, runToken, index);
+    byte[] json = ManifestFormats.chunkToJson(jobId, index, uploads);
+    store.putObject(key, json, false);
+    long bytes = 0;
+    for (PendingUpload upload : uploads) {
+      bytes += upload.length();
+    }
+    return new ManifestChunk(key, uploads.size(), bytes, sha256(json));
+  }
+
+  /**
+   * The uploads a chunk of a committed job's manifest lists. Refused unless the chunk's bytes are
+   * those the manifest names: a chunk that is missing or was changed cannot finish the job.
+   */
+  public List<PendingUpload> loadManifestChunk(JobManifest manifest, ManifestChunk chunk)
+      throws IOException {
+    String where = uri(chunk.key());
+    if (!chunk.key().startsWith(layout.manifestChunkPrefix(manifest.jobId()))) {
+      throw new FormatException(
+          uri(layout.jobManifestKey(manifest.jobId())),
+          "names chunk " + where + ", which lies outside the job's records");
+    }
+    Optional<byte[]> bytes = store.getObject(chunk.key());
+    if (bytes.isEmpty()) {
+      if (finishedMeanwhile(manifest.jobId())) {
+        throw new FinishedMeanwhileException(manifest.jobId(), where);
+      }
+      throw new FormatException(
+          where,
+          "is missing, but the manifest of job "
+              + manifest.jobId()
+              + " names it: the job cannot be finished from its records");
+    }
+    String digest = sha256(bytes.get());
+    if (!digest.equals(chunk.sha256())) {
+      throw new FormatException(
+          where,
+          "has SHA-256 "
+              + digest
+              + " but the manifest of job "
+              + manifest.jobId()
+              + " names "
+              + chunk.sha256()
+              + ": it was changed after the commit point");
+    }
+    List<PendingUpload> uploads =
+        ManifestFormats.chunkFromJson(bytes.get(), manifest.jobId(), where);
+    long total = 0;
+    for (PendingUpload upload : uploads) {
+      try {
+        JobManifest.requireInside(manifest.destination(), upload);
+      } catch (IllegalArgumentException e) {
+        throw new FormatException(where, e.getMessage(), e);
+      }
+      total += upload.length();
+    }
+    if (uploads.size() != chunk.fileCount() || total != chunk.totalBytes()) {
+      throw new FormatException(
+          where,
+          "lists "
+              + uploads.size()
+              + " files and "
+              + total
+              + " bytes, the manifest names "
+              + chunk.fileCount()
+              + " and "
+              + chunk.totalBytes());
+    }
+    return uploads;
+  }
+
+  /**
+   * Whether the job has ended since its manifest was read: its record says finished, or its
+   * manifest is gone (only the cleanup of a finished job removes it).
+   */
+  private boolean finishedMeanwhile(String jobId) throws StoreException, FormatException {
+    Optional<JobRecord> record = loadJobRecord(jobId);
+    return record.isPresent() && record.get().state() == JobRecord.State.FINISHED
+        || store.headObject(layout.jobManifestKey(jobId)).isEmpty();
+  }
+
+  static String sha256(byte[] bytes) {
+    try {
+      return java.util.HexFormat.of()
+          .formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
   }
 
   /**

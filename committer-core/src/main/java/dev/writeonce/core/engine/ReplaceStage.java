@@ -1,6 +1,5 @@
 package dev.writeonce.core.engine;
 
-import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.store.ObjectInfo;
@@ -25,9 +24,16 @@ final class ReplaceStage {
 
   private ReplaceStage() {}
 
+  /**
+   * Which of some keys the job writes: those it must not delete, since completing replaces them.
+   */
+  interface WrittenKeys {
+    Set<String> among(Set<String> candidates) throws IOException;
+  }
+
   static List<String> resolve(
-      StoreGateway store, JobLayout layout, List<String> prefixes, Set<String> writtenKeys)
-      throws StoreException {
+      StoreGateway store, JobLayout layout, List<String> prefixes, WrittenKeys writtenKeys)
+      throws IOException {
     Destination destination = layout.destination();
     Set<String> deletes = new TreeSet<>();
     for (String prefix : prefixes) {
@@ -37,10 +43,13 @@ final class ReplaceStage {
       }
       for (ObjectInfo object : store.listObjects(prefix)) {
         String key = object.key();
-        if (destination.contains(key) && !layout.isRecord(key) && !writtenKeys.contains(key)) {
+        if (destination.contains(key) && !layout.isRecord(key)) {
           deletes.add(key);
         }
       }
+    }
+    if (!deletes.isEmpty()) {
+      deletes.removeAll(writtenKeys.among(deletes));
     }
     return new ArrayList<>(deletes);
   }
@@ -61,7 +70,7 @@ final class ReplaceStage {
       JobLayout layout,
       JobRecords records,
       JobCommitRequest request,
-      Set<String> written,
+      WrittenKeys written,
       Finisher finisher)
       throws IOException {
     for (int round = 0; ; round++) {

@@ -1,19 +1,22 @@
 package dev.writeonce.core.engine;
 
-import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.SuccessDataFormat;
 import dev.writeonce.core.model.CommitStatistics;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.JobRecord;
+import dev.writeonce.core.model.ManifestChunk;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreGateway;
+import java.io.IOException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** Writes {@code _SUCCESS} with the job's statistics: the last visible step of a commit. */
 final class SuccessMarkerStage {
@@ -22,6 +25,7 @@ final class SuccessMarkerStage {
 
   static SuccessData write(
       StoreGateway store,
+      JobRecords records,
       JobLayout layout,
       JobManifest manifest,
       int fileLimit,
@@ -29,9 +33,9 @@ final class SuccessMarkerStage {
       Map<RequestType, Long> requests,
       Map<String, Long> stageMillis,
       long nowMillis)
-      throws StoreException {
+      throws IOException {
     Map<String, Long> metrics = new LinkedHashMap<>();
-    metrics.put(CommitStatistics.FILES, (long) manifest.uploads().size());
+    metrics.put(CommitStatistics.FILES, manifest.fileCount());
     metrics.put(CommitStatistics.BYTES, manifest.totalBytes());
     metrics.put(CommitStatistics.UPLOADS_COMPLETED, (long) outcome.completed());
     metrics.put(CommitStatistics.UPLOADS_CONFIRMED, (long) outcome.confirmed());
@@ -59,7 +63,7 @@ final class SuccessMarkerStage {
       // Accepted by an operator: these files of the job were never published.
       diagnostics.put(CommitStatistics.LOST_FILES, String.join(" ", lost));
     }
-    List<String> names = publishedNames(manifest, outcome, fileLimit);
+    List<String> names = publishedNames(records, manifest, outcome, fileLimit);
     SuccessData success =
         new SuccessData(
             nowMillis,
@@ -79,11 +83,23 @@ final class SuccessMarkerStage {
 
   /** The first {@code limit} files the job published, lost ones left out. */
   private static List<String> publishedNames(
-      JobManifest manifest, CompleteUploadsStage.Outcome outcome, int limit) {
+      JobRecords records, JobManifest manifest, CompleteUploadsStage.Outcome outcome, int limit)
+      throws IOException {
     List<String> names = new ArrayList<>();
-    java.util.Set<String> lostKeys = new java.util.HashSet<>();
+    Set<String> lostKeys = new HashSet<>();
     outcome.lost().forEach(e -> lostKeys.addAll(e.lostKeys()));
-    for (PendingUpload upload : manifest.uploads()) {
+    List<PendingUpload> first = manifest.uploads();
+    if (manifest.isChunked() && limit > 0) {
+      // The names come from the first chunks only: the others are not read again.
+      first = new ArrayList<>();
+      for (ManifestChunk chunk : manifest.chunks()) {
+        first.addAll(records.loadManifestChunk(manifest, chunk));
+        if (first.size() >= limit + lostKeys.size()) {
+          break;
+        }
+      }
+    }
+    for (PendingUpload upload : first) {
       if (names.size() >= limit) {
         break;
       }

@@ -72,12 +72,18 @@ final class Json {
   /** Checks the format name and version fields of a document. */
   static void requireFormat(ObjectNode root, String format, int version, String source)
       throws FormatException {
+    requireFormat(root, format, version, version, source);
+  }
+
+  /** Checks the format name, and a version from {@code oldest} to {@code newest}; returns it. */
+  static long requireFormat(ObjectNode root, String format, int oldest, int newest, String source)
+      throws FormatException {
     String found = text(root, "format", source);
     if (!format.equals(found)) {
       throw new FormatException(source, "format is '" + found + "', expected '" + format + "'");
     }
     long foundVersion = number(root, "version", source);
-    if (foundVersion != version) {
+    if (foundVersion < oldest || foundVersion > newest) {
       throw new FormatException(
           source,
           "unsupported "
@@ -85,9 +91,10 @@ final class Json {
               + " version "
               + foundVersion
               + ": this library reads version "
-              + version
+              + (oldest == newest ? String.valueOf(newest) : oldest + " to " + newest)
               + "; use the library version that wrote it");
     }
+    return foundVersion;
   }
 
   static JsonNode field(JsonNode node, String name, String source) throws FormatException {

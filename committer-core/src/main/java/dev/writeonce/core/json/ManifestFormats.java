@@ -7,6 +7,7 @@ import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.ManifestChunk;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
@@ -28,6 +29,12 @@ public final class ManifestFormats {
   public static final int TASK_INTENT_VERSION = 1;
   public static final String JOB_MANIFEST_FORMAT = "writeonce.job-manifest";
   public static final int JOB_MANIFEST_VERSION = 1;
+
+  /** The version of a job manifest whose uploads are listed in chunks. */
+  public static final int CHUNKED_JOB_MANIFEST_VERSION = 2;
+
+  public static final String MANIFEST_CHUNK_FORMAT = "writeonce.job-manifest-chunk";
+  public static final int MANIFEST_CHUNK_VERSION = 1;
 
   private ManifestFormats() {}
 
@@ -91,20 +98,39 @@ public final class ManifestFormats {
     }
   }
 
+  /**
+   * A job manifest: version 1 when it lists its uploads inline, version 2 when it names chunks.
+   * Readers of version 1 only refuse a version 2 manifest rather than misread it.
+   */
   public static byte[] toJson(JobManifest manifest) {
     return Json.write(
         out -> {
           out.writeStartObject();
           out.writeStringField("format", JOB_MANIFEST_FORMAT);
-          out.writeNumberField("version", JOB_MANIFEST_VERSION);
+          out.writeNumberField(
+              "version",
+              manifest.isChunked() ? CHUNKED_JOB_MANIFEST_VERSION : JOB_MANIFEST_VERSION);
           out.writeStringField("jobId", manifest.jobId());
           out.writeStringField("destination", manifest.destination().toString());
           out.writeStringField("conflictMode", manifest.conflictMode().id());
           out.writeStringField("committer", manifest.committer());
           out.writeNumberField("createdAtMillis", manifest.createdAtMillis());
-          out.writeNumberField("fileCount", manifest.uploads().size());
+          out.writeNumberField("fileCount", manifest.fileCount());
           out.writeNumberField("totalBytes", manifest.totalBytes());
-          writeUploads(out, manifest.uploads());
+          if (manifest.isChunked()) {
+            out.writeArrayFieldStart("chunks");
+            for (ManifestChunk chunk : manifest.chunks()) {
+              out.writeStartObject();
+              out.writeStringField("key", chunk.key());
+              out.writeNumberField("fileCount", chunk.fileCount());
+              out.writeNumberField("totalBytes", chunk.totalBytes());
+              out.writeStringField("sha256", chunk.sha256());
+              out.writeEndObject();
+            }
+            out.writeEndArray();
+          } else {
+            writeUploads(out, manifest.uploads());
+          }
           out.writeArrayFieldStart("deletes");
           for (String key : manifest.deletes()) {
             out.writeString(key);
@@ -114,10 +140,42 @@ public final class ManifestFormats {
         });
   }
 
+  /** A chunk of a large job manifest: a share of its uploads, in the job's order. */
+  public static byte[] chunkToJson(String jobId, int index, List<PendingUpload> uploads) {
+    return Json.write(
+        out -> {
+          out.writeStartObject();
+          out.writeStringField("format", MANIFEST_CHUNK_FORMAT);
+          out.writeNumberField("version", MANIFEST_CHUNK_VERSION);
+          out.writeStringField("jobId", jobId);
+          out.writeNumberField("index", index);
+          writeUploads(out, uploads);
+          out.writeEndObject();
+        });
+  }
+
+  /** The uploads of a chunk, checked to belong to the given job. */
+  public static List<PendingUpload> chunkFromJson(byte[] data, String jobId, String source)
+      throws FormatException {
+    ObjectNode root = Json.readObject(data, source);
+    Json.requireFormat(root, MANIFEST_CHUNK_FORMAT, MANIFEST_CHUNK_VERSION, source);
+    String owner = Json.text(root, "jobId", source);
+    if (!owner.equals(jobId)) {
+      throw new FormatException(source, "is a chunk of job " + owner + ", not of " + jobId);
+    }
+    return Json.list(root, "uploads", source, ManifestFormats::readUpload);
+  }
+
   public static JobManifest jobManifestFromJson(byte[] data, String source) throws FormatException {
     ObjectNode root = Json.readObject(data, source);
-    Json.requireFormat(root, JOB_MANIFEST_FORMAT, JOB_MANIFEST_VERSION, source);
-    List<PendingUpload> uploads = Json.list(root, "uploads", source, ManifestFormats::readUpload);
+    long version =
+        Json.requireFormat(
+            root, JOB_MANIFEST_FORMAT, JOB_MANIFEST_VERSION, CHUNKED_JOB_MANIFEST_VERSION, source);
+    boolean chunked = version == CHUNKED_JOB_MANIFEST_VERSION;
+    List<PendingUpload> uploads =
+        chunked ? List.of() : Json.list(root, "uploads", source, ManifestFormats::readUpload);
+    List<ManifestChunk> chunks =
+        chunked ? Json.list(root, "chunks", source, ManifestFormats::readChunk) : List.of();
     JobManifest manifest;
     try {
       manifest =
@@ -128,13 +186,17 @@ public final class ManifestFormats {
               Json.text(root, "committer", source),
               Json.number(root, "createdAtMillis", source),
               uploads,
-              Json.texts(root, "deletes", source));
+              Json.texts(root, "deletes", source),
+              chunks);
     } catch (IllegalArgumentException e) {
       throw new FormatException(source, e.getMessage(), e);
     }
+    if (chunked && chunks.isEmpty()) {
+      throw new FormatException(source, "is a chunked job manifest that names no chunk");
+    }
     long fileCount = Json.number(root, "fileCount", source);
     long totalBytes = Json.number(root, "totalBytes", source);
-    if (fileCount != manifest.uploads().size() || totalBytes != manifest.totalBytes()) {
+    if (fileCount != manifest.fileCount() || totalBytes != manifest.totalBytes()) {
       throw new FormatException(
           source,
           "declares "
@@ -142,12 +204,28 @@ public final class ManifestFormats {
               + " files and "
               + totalBytes
               + " bytes but lists "
-              + manifest.uploads().size()
+              + manifest.fileCount()
               + " files and "
               + manifest.totalBytes()
               + " bytes");
     }
     return manifest;
+  }
+
+  private static ManifestChunk readChunk(JsonNode node, String where) throws FormatException {
+    long files = Json.number(node, "fileCount", where);
+    if (files < 1 || files > Integer.MAX_VALUE) {
+      throw new FormatException(where, "declares " + files + " files");
+    }
+    try {
+      return new ManifestChunk(
+          Json.text(node, "key", where),
+          (int) files,
+          Json.number(node, "totalBytes", where),
+          Json.text(node, "sha256", where));
+    } catch (IllegalArgumentException e) {
+      throw new FormatException(where, e.getMessage(), e);
+    }
   }
 
   private static void writeUploads(JsonGenerator out, List<PendingUpload> uploads)

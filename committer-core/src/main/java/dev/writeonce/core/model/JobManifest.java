@@ -15,8 +15,10 @@ import java.util.Set;
  * @param conflictMode the mode the job ran with
  * @param committer the name of the committer that wrote it
  * @param createdAtMillis when the commit point was written, in epoch millis
- * @param uploads every upload the commit completes
+ * @param uploads every upload the commit completes, when they are listed inline
  * @param deletes existing objects that replace mode deletes after the commit point
+ * @param chunks for a large job, the objects that list its uploads instead, in order; then {@code
+ *     uploads} is empty. The driver writes them before the commit point and never again.
  */
 public record JobManifest(
     String jobId,
@@ -25,7 +27,20 @@ public record JobManifest(
     String committer,
     long createdAtMillis,
     List<PendingUpload> uploads,
-    List<String> deletes) {
+    List<String> deletes,
+    List<ManifestChunk> chunks) {
+
+  /** A manifest that lists its uploads inline. */
+  public JobManifest(
+      String jobId,
+      Destination destination,
+      ConflictMode conflictMode,
+      String committer,
+      long createdAtMillis,
+      List<PendingUpload> uploads,
+      List<String> deletes) {
+    this(jobId, destination, conflictMode, committer, createdAtMillis, uploads, deletes, List.of());
+  }
 
   public JobManifest {
     PendingUpload.requireText(jobId, "jobId");
@@ -34,6 +49,17 @@ public record JobManifest(
     PendingUpload.requireText(committer, "committer");
     uploads = List.copyOf(Objects.requireNonNull(uploads, "uploads"));
     deletes = List.copyOf(Objects.requireNonNull(deletes, "deletes"));
+    chunks = List.copyOf(Objects.requireNonNull(chunks, "chunks"));
+    if (!chunks.isEmpty() && !uploads.isEmpty()) {
+      throw new IllegalArgumentException(
+          "job " + jobId + " lists uploads both inline and in chunks");
+    }
+    Set<String> chunkKeys = new HashSet<>();
+    for (ManifestChunk chunk : chunks) {
+      if (!chunkKeys.add(chunk.key())) {
+        throw new IllegalArgumentException("chunk " + chunk.key() + " is named twice");
+      }
+    }
     if (!deletes.isEmpty() && conflictMode != ConflictMode.REPLACE) {
       throw new IllegalArgumentException(
           "job " + jobId + " lists deletes but runs in conflict mode " + conflictMode.id());
@@ -41,15 +67,7 @@ public record JobManifest(
     Set<String> keys = new HashSet<>();
     Set<String> uploadIds = new HashSet<>();
     for (PendingUpload upload : uploads) {
-      if (!upload.bucket().equals(destination.bucket()) || !destination.contains(upload.key())) {
-        throw new IllegalArgumentException(
-            "upload of "
-                + destination.uriOf(upload.key())
-                + " (bucket "
-                + upload.bucket()
-                + ") lies outside the destination "
-                + destination);
-      }
+      requireInside(destination, upload);
       if (!keys.add(upload.key())) {
         throw new IllegalArgumentException(
             "key " + upload.key() + " is written by more than one upload of job " + jobId);
@@ -71,8 +89,39 @@ public record JobManifest(
     }
   }
 
+  /** Refuses an upload whose object would lie outside the destination. */
+  public static void requireInside(Destination destination, PendingUpload upload) {
+    if (!upload.bucket().equals(destination.bucket()) || !destination.contains(upload.key())) {
+      throw new IllegalArgumentException(
+          "upload of "
+              + destination.uriOf(upload.key())
+              + " (bucket "
+              + upload.bucket()
+              + ") lies outside the destination "
+              + destination);
+    }
+  }
+
+  /** Whether the uploads are listed in chunks rather than inline. */
+  public boolean isChunked() {
+    return !chunks.isEmpty();
+  }
+
+  /** The files the job publishes. */
+  public long fileCount() {
+    long count = uploads.size();
+    for (ManifestChunk chunk : chunks) {
+      count += chunk.fileCount();
+    }
+    return count;
+  }
+
   /** The bytes the job publishes. */
   public long totalBytes() {
-    return uploads.stream().mapToLong(PendingUpload::length).sum();
+    long total = uploads.stream().mapToLong(PendingUpload::length).sum();
+    for (ManifestChunk chunk : chunks) {
+      total += chunk.totalBytes();
+    }
+    return total;
   }
 }

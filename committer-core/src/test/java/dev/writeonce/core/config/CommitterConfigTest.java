@@ -28,7 +28,8 @@ class CommitterConfigTest {
                 7L * 24 * 3600 * 1000,
                 600_000L,
                 true,
-                8L << 20));
+                8L << 20,
+                10_000));
   }
 
   @Test
@@ -47,6 +48,7 @@ class CommitterConfigTest {
     conf.set(CommitterConfig.JOB_LEASE, "3m");
     conf.set(CommitterConfig.UPLOAD_ON_CLOSE, "false");
     conf.set(CommitterConfig.UPLOAD_ON_CLOSE_MIN_SIZE, "1m");
+    conf.set(CommitterConfig.MANIFEST_CHUNK_UPLOADS, "500");
 
     assertThat(CommitterConfig.from(conf))
         .isEqualTo(
@@ -65,7 +67,8 @@ class CommitterConfigTest {
                 2L * 24 * 3600 * 1000,
                 180_000L,
                 false,
-                1L << 20));
+                1L << 20,
+                500));
     conf.set(CommitterConfig.STAGING_DIR, " /ssd/staging ");
     assertThat(CommitterConfig.from(conf).stagingDir()).isEqualTo("/ssd/staging");
   }

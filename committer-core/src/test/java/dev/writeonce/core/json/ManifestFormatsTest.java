@@ -78,12 +78,12 @@ class ManifestFormatsTest {
 
   @Test
   void anUnknownFormatVersionIsRefusedNamingBothVersions() throws Exception {
-    String v2 = text(golden("job-manifest-v1.json")).replace("\"version\" : 1", "\"version\" : 2");
-    assertThatThrownBy(() -> ManifestFormats.jobManifestFromJson(v2.getBytes(), "m.json"))
+    String v3 = text(golden("job-manifest-v1.json")).replace("\"version\" : 1", "\"version\" : 3");
+    assertThatThrownBy(() -> ManifestFormats.jobManifestFromJson(v3.getBytes(), "m.json"))
         .isInstanceOf(FormatException.class)
         .hasMessageContaining("m.json")
-        .hasMessageContaining("version 2")
-        .hasMessageContaining("reads version 1");
+        .hasMessageContaining("version 3")
+        .hasMessageContaining("reads version 1 to 2");
   }
 
   @Test

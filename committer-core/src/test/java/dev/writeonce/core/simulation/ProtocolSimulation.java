@@ -162,6 +162,10 @@ final class ProtocolSimulation {
     Plan.JobPlan job = run.plan;
     run.conf.set(CommitterConfig.CONFLICT_MODE, job.mode());
     run.conf.setInt(CommitterConfig.COMMIT_THREADS, 1);
+    // Every other job commits through a chunked manifest, one upload per chunk.
+    run.conf.setInt(
+        CommitterConfig.MANIFEST_CHUNK_UPLOADS,
+        job.index() % 2 == 0 ? 1 : CommitterConfig.MANIFEST_CHUNK_UPLOADS_DEFAULT);
     run.conf.set(CommitterConfig.RECOVERY_ON_SETUP, job.recoverOnSetup() ? "recover" : "fail");
     // Every committed job counts as unfinished at setup: setup then finishes it or refuses.
     run.conf.set(CommitterConfig.RECOVERY_STALE_AFTER, "0");

@@ -210,4 +210,26 @@ class ProtocolSimulationTest {
             new boolean[] {true, true});
     assertThat(new ProtocolSimulation(plan).run()).isEmpty();
   }
+
+  /**
+   * Seed 20262303: recovery read the chunked manifest of a job whose driver then finished it and
+   * removed its records; recovery found a chunk gone and reported the job damaged. A vanished chunk
+   * of a job that has since finished now means the job is finished.
+   */
+  @Test
+  void aRecoveryReadingAChunkedManifestWhileTheDriverFinishesTheJobSeesItFinished()
+      throws Exception {
+    Plan plan =
+        new Plan(
+            20262303L,
+            List.of(
+                job(0, 0, 0, "replace", false, -1, 0, commits(0, 0)),
+                job(1, 1, 0, "append", false, -1, 0, commits(0, 0)),
+                job(2, 0, 0, "append", true, -1, 0, commits(0, 0), commits(1, 0))),
+            List.of(0, 0),
+            0,
+            0,
+            new boolean[] {false, false});
+    assertThat(new ProtocolSimulation(plan).run()).isEmpty();
+  }
 }

@@ -3,6 +3,8 @@ package dev.writeonce.core.simulation;
 import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.json.ManifestFormats;
 import dev.writeonce.core.model.JobManifest;
+import dev.writeonce.core.model.ManifestChunk;
+import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.testing.InMemoryStore;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,12 +35,40 @@ final class World {
       return;
     }
     try {
-      JobManifest manifest = ManifestFormats.jobManifestFromJson(bytes, key);
+      JobManifest manifest = inline(ManifestFormats.jobManifestFromJson(bytes, key));
       committed.add(manifest);
       manifest.uploads().forEach(u -> committedUploadIds.add(u.uploadId()));
     } catch (FormatException notAManifest) {
       // an abort fence
     }
+  }
+
+  /**
+   * The manifest with its chunks' uploads listed inline, as they are at its commit point: the
+   * checker's record of what the job publishes.
+   */
+  private JobManifest inline(JobManifest manifest) throws FormatException {
+    if (!manifest.isChunked()) {
+      return manifest;
+    }
+    List<PendingUpload> uploads = new ArrayList<>();
+    for (ManifestChunk chunk : manifest.chunks()) {
+      if (!memory.keys().contains(chunk.key())) {
+        violations.add("job manifest of " + manifest.jobId() + " names a missing chunk");
+        continue;
+      }
+      uploads.addAll(
+          ManifestFormats.chunkFromJson(
+              memory.content(chunk.key()), manifest.jobId(), chunk.key()));
+    }
+    return new JobManifest(
+        manifest.jobId(),
+        manifest.destination(),
+        manifest.conflictMode(),
+        manifest.committer(),
+        manifest.createdAtMillis(),
+        uploads,
+        manifest.deletes());
   }
 
   synchronized void aborting(String actor, String key, String uploadId) {
