@@ -9,18 +9,17 @@ import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobCommitRequest;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
-import dev.writeonce.core.model.PendingUpload;
-import dev.writeonce.core.model.TaskManifest;
-import dev.writeonce.core.model.UploadPart;
-import dev.writeonce.core.testing.SimulatedStore;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
-import java.util.ArrayList;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -43,6 +42,14 @@ final class EngineBenchCommand implements Callable<Integer> {
   @Option(names = "--tasks", defaultValue = "1000", description = "task manifests (1000)")
   int tasks;
 
+  @Option(
+      names = "--stored",
+      description =
+          "Leave the task manifests in the store and let the engine read them as it commits (as"
+              + " a MapReduce job commit does), instead of handing them over in memory (as Spark's"
+              + " commit messages are). The store then keeps its state outside the heap.")
+  boolean stored;
+
   @Mixin CommandOutput.Options format;
 
   @Spec picocli.CommandLine.Model.CommandSpec spec;
@@ -50,25 +57,43 @@ final class EngineBenchCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     CommandOutput output = new CommandOutput(spec, format, "bench-engine");
-    if (uploads < 1 || tasks < 1 || tasks > uploads) {
-      throw new IllegalArgumentException("need 1 <= --tasks <= --uploads");
+    if (uploads < 1 || tasks < 1 || tasks > uploads || uploads % tasks != 0) {
+      throw new IllegalArgumentException(
+          "need 1 <= --tasks <= --uploads, with --uploads a multiple of --tasks");
     }
-    SimulatedStore store = new SimulatedStore("bench");
     Destination destination = Destination.of("s3a://bench/warehouse/events/");
     String jobId = "job_bench_0001";
-    List<TaskManifest> manifests = syntheticJob(store, destination, jobId);
     CommitterConfig config = CommitterConfig.from(new Configuration(false));
+    Path records = Files.createTempDirectory("writeonce-bench-engine");
+    SyntheticJobStore store =
+        new SyntheticJobStore(destination, jobId, tasks, uploads / tasks, records);
+    JobCommitRequest request =
+        stored
+            ? new JobCommitRequest(
+                jobId,
+                "bench",
+                ConflictMode.APPEND,
+                List.of(),
+                List.of(),
+                null,
+                store.taskManifestKeys())
+            : new JobCommitRequest(
+                jobId, "bench", ConflictMode.APPEND, store.taskManifests(), List.of());
     JobCommitEngine engine = new JobCommitEngine(store, config, destination);
     resetPeaks();
     long start = System.nanoTime();
-    CommitResult result =
-        engine.commit(
-            new JobCommitRequest(jobId, "bench", ConflictMode.APPEND, manifests, List.of()));
+    CommitResult result;
+    try {
+      result = engine.commit(request);
+    } finally {
+      deleteTree(records);
+    }
     long millis = (System.nanoTime() - start) / 1_000_000;
     long maxHeap = Runtime.getRuntime().maxMemory();
     long peakHeap = peakHeap();
     output.root().put("uploads", result.files());
     output.root().put("taskManifests", tasks);
+    output.root().put("taskManifestsStored", stored);
     output.root().put("commitMillis", millis);
     ObjectNode requests = output.root().putObject("requestsByType");
     result.requests().forEach((type, n) -> requests.put(type.toString(), n));
@@ -78,9 +103,10 @@ final class EngineBenchCommand implements Callable<Integer> {
     output.say(
         String.format(
             Locale.ROOT,
-            "committed %d uploads from %d task manifests in %d ms (%.0f completions/s)",
+            "committed %d uploads from %d task manifests (%s) in %d ms (%.0f completions/s)",
             result.files(),
             tasks,
+            stored ? "read from the store" : "in memory",
             millis,
             result.files() * 1000.0 / Math.max(1, millis)));
     output.say(String.format(Locale.ROOT, "requests: %s", result.requests()));
@@ -95,33 +121,15 @@ final class EngineBenchCommand implements Callable<Integer> {
     return output.finish(store.openUploadCount() == 0 ? Main.OK : Main.FAILED, sent);
   }
 
-  /** The synthetic job: --uploads pending uploads of one part, spread over --tasks manifests. */
-  private List<TaskManifest> syntheticJob(
-      SimulatedStore store, Destination destination, String jobId) {
-    List<TaskManifest> manifests = new ArrayList<>(tasks);
-    int perTask = uploads / tasks;
-    int made = 0;
-    for (int task = 0; task < tasks; task++) {
-      int count = task == tasks - 1 ? uploads - made : perTask;
-      String attempt = String.format(Locale.ROOT, "attempt_bench_0001_m_%06d_0", task);
-      List<PendingUpload> files = new ArrayList<>(count);
-      for (int i = 0; i < count; i++, made++) {
-        String key =
-            destination.prefix()
-                + String.format(Locale.ROOT, "day=%02d/part-%06d-%05d.parquet", task % 31, task, i);
-        String uploadId = "upload-" + made;
-        store.open(uploadId);
-        files.add(
-            new PendingUpload(
-                "bench",
-                key,
-                uploadId,
-                List.of(new UploadPart(1, String.format(Locale.ROOT, "%032x", made), 1 << 20)),
-                attempt));
-      }
-      manifests.add(new TaskManifest(jobId, attempt, files, Map.of()));
+  private static void deleteTree(Path root) throws IOException {
+    if (root == null) {
+      return;
     }
-    return manifests;
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(path);
+      }
+    }
   }
 
   private static void resetPeaks() {

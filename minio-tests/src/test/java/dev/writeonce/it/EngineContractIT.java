@@ -8,6 +8,8 @@ import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.engine.CommitResult;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobCommitRequest;
+import dev.writeonce.core.engine.JobLayout;
+import dev.writeonce.core.engine.JobRecords;
 import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
@@ -241,6 +243,49 @@ class EngineContractIT {
     CommitResult resumed = new JobCommitEngine(fresh, config(), dest).resume(jobId).orElseThrow();
 
     assertThat(resumed.completed() + resumed.confirmed()).isEqualTo(FILES);
+    assertThat(visibleOutput()).hasSize(FILES);
+    assertEveryFileReadsBack(tasks);
+    assertThat(openUploads(tasks)).isEmpty();
+    assertThat(recordsLeft()).isEmpty();
+  }
+
+  @Test
+  void aJobCommittedThroughChunksFromStoredTaskManifestsIsFinishedAfterACrashFromTheChunks()
+      throws Exception {
+    String jobId = "job_chunks_1000";
+    List<TaskManifest> tasks = writeTasks(jobId, TASKS, FILES_PER_TASK);
+    JobLayout layout = new JobLayout(dest);
+    JobRecords records = new JobRecords(gateway, layout);
+    List<String> keys = new ArrayList<>();
+    for (TaskManifest task : tasks) {
+      records.saveTaskManifest(task);
+      keys.add(layout.taskManifestKey(jobId, task.taskAttemptId()));
+    }
+    CommitterConfig chunked = config().withManifestChunkUploads(300);
+    FaultInjectingStore failing =
+        new FaultInjectingStore(gateway)
+            .failFrom(RequestType.COMPLETE_UPLOAD, 401, ErrorKind.FATAL);
+    JobCommitRequest request =
+        new JobCommitRequest(
+            jobId, "engine-it", ConflictMode.APPEND, List.of(), List.of(), null, keys);
+
+    Traffic before = store().meter().read();
+    assertThatThrownBy(() -> new JobCommitEngine(failing, chunked, dest).commit(request))
+        .hasMessageContaining("injected fault");
+    Traffic commit = store().meter().read().minus(before);
+    // Four chunks of at most 300 and the manifest written; the task manifests read once each,
+    // and chunks read again only to complete them (the failed finish and its one retry).
+    assertThat(commit.requests(S3Api.GET_OBJECT)).isBetween((long) TASKS, TASKS + 8L);
+    assertThat(commit.requests(S3Api.PUT_OBJECT)).isEqualTo(5);
+    assertThat(visibleOutput()).hasSize(400);
+    assertThat(records.loadJobManifest(jobId).orElseThrow().chunks()).hasSize(4);
+
+    StoreGateway fresh = newGateway();
+    CommitResult resumed = new JobCommitEngine(fresh, chunked, dest).resume(jobId).orElseThrow();
+
+    assertThat(resumed.confirmed()).isEqualTo(400);
+    assertThat(resumed.completed()).isEqualTo(FILES - 400);
+    assertThat(store().meter().read().minus(before).requests(S3Api.COPY_OBJECT)).isZero();
     assertThat(visibleOutput()).hasSize(FILES);
     assertEveryFileReadsBack(tasks);
     assertThat(openUploads(tasks)).isEmpty();

@@ -52,6 +52,33 @@ class ManifestFormatsTest {
   }
 
   @Test
+  void goldenChunkedJobManifestOfVersion2AndItsChunkLoadAndWriteBackByteForByte() throws Exception {
+    byte[] golden = golden("job-manifest-v2.json");
+    JobManifest manifest = ManifestFormats.jobManifestFromJson(golden, "golden");
+
+    assertThat(manifest.isChunked()).isTrue();
+    assertThat(manifest.uploads()).isEmpty();
+    assertThat(manifest.fileCount()).isEqualTo(2);
+    assertThat(manifest.totalBytes()).isEqualTo(5_243_981L);
+    assertThat(text(ManifestFormats.toJson(manifest))).isEqualTo(text(golden));
+
+    byte[] chunk = golden("job-manifest-chunk-v1.json");
+    var uploads = ManifestFormats.chunkFromJson(chunk, manifest.jobId(), "chunk");
+    assertThat(uploads)
+        .singleElement()
+        .satisfies(u -> assertThat(u.length()).isEqualTo(5_242_880L));
+    assertThat(ManifestFormats.chunkToJson(manifest.jobId(), 1, uploads)).isEqualTo(chunk);
+    assertThat(
+            java.util.HexFormat.of()
+                .formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(chunk)))
+        .isEqualTo(manifest.chunks().get(0).sha256());
+    assertThatThrownBy(() -> ManifestFormats.chunkFromJson(chunk, "job_other", "c.json"))
+        .isInstanceOf(FormatException.class)
+        .hasMessageContaining("c.json")
+        .hasMessageContaining("is a chunk of job " + manifest.jobId());
+  }
+
+  @Test
   void aTruncatedManifestIsRefusedNamingTheFile() throws Exception {
     byte[] golden = golden("job-manifest-v1.json");
     byte[] truncated = Arrays.copyOf(golden, golden.length / 2);
