@@ -157,6 +157,52 @@ class StagingCommitterTest {
   }
 
   @Test
+  void aJobOfMoreFilesThanAManifestChunkCommitsFromItsStoredTaskManifestsAndLeavesNothing()
+      throws Exception {
+    conf.setInt(CommitterConfig.MANIFEST_CHUNK_UPLOADS, 2);
+    ConflictPolicy policy = ConflictPolicy.directory();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("part-m-00000-a", "part-m-00000-b"));
+    runTask(policy, 1, 0, List.of("part-m-00001-a", "part-m-00001-b"));
+    runTask(policy, 1, 1, List.of("part-m-00001-c"));
+    runTask(policy, 2, 0, List.of("part-m-00002-a", "part-m-00002-b"));
+
+    committer(job(), policy).commitJob(job());
+
+    assertThat(dataKeys())
+        .containsExactly(
+            "table/part-m-00000-a",
+            "table/part-m-00000-b",
+            "table/part-m-00001-c",
+            "table/part-m-00002-a",
+            "table/part-m-00002-b");
+    assertThat(memory.openUploadIds()).as("the superseded attempt's uploads aborted").isEmpty();
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+  }
+
+  @Test
+  void partitionedReplaceOfMoreFilesThanAManifestChunkReplacesOnlyWrittenPartitions()
+      throws Exception {
+    conf.set(CommitterConfig.CONFLICT_MODE, "replace");
+    conf.setInt(CommitterConfig.MANIFEST_CHUNK_UPLOADS, 1);
+    memory.putObject("table/day=1/old", new byte[] {1}, false);
+    memory.putObject("table/day=1/part-0", new byte[] {2}, false);
+    memory.putObject("table/day=9/old", new byte[] {9}, false);
+    ConflictPolicy policy = ConflictPolicy.partitioned();
+    committer(job(), policy).setupJob(job());
+    runTask(policy, 0, 0, List.of("day=1/part-0", "day=2/part-0"));
+    runTask(policy, 1, 0, List.of("day=2/part-1"));
+
+    committer(job(), policy).commitJob(job());
+
+    assertThat(dataKeys())
+        .containsExactly(
+            "table/day=1/part-0", "table/day=2/part-0", "table/day=2/part-1", "table/day=9/old");
+    assertThat(memory.content("table/day=1/part-0")).isNotEqualTo(new byte[] {2});
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+  }
+
+  @Test
   void aFailingPartUploadAbortsEveryUploadOfTheAttemptAndKeepsLocalFiles() throws Exception {
     ConflictPolicy policy = ConflictPolicy.directory();
     conf.setInt(CommitterConfig.TASK_UPLOAD_THREADS, 1);

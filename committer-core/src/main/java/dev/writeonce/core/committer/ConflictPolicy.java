@@ -51,6 +51,11 @@ public abstract class ConflictPolicy {
   public static ConflictPolicy partitioned() {
     return new ConflictPolicy() {
       @Override
+      boolean needsUploads(ConflictMode mode) {
+        return mode != ConflictMode.APPEND;
+      }
+
+      @Override
       void checkAtSetup(StoreGateway store, JobLayout layout, ConflictMode mode) {
         // Partitions are known only when the tasks have written.
       }
@@ -100,6 +105,15 @@ public abstract class ConflictPolicy {
     }
     partitions.remove(destination.prefix());
     return List.copyOf(partitions);
+  }
+
+  /**
+   * Whether {@link #replacedPrefixes} needs the tasks' uploads in this mode: the job commit then
+   * reads every task manifest into memory first, instead of letting the engine read them as it
+   * goes.
+   */
+  boolean needsUploads(ConflictMode mode) {
+    return false;
   }
 
   /** Fails a job whose destination already holds data, in fail mode. */

@@ -64,10 +64,17 @@ final class ExpectedTasks {
    */
   void requireAll(JobID job, Collection<TaskManifest> oneAttemptPerTask, String destination)
       throws InvalidJobException {
+    requireAllAttempts(
+        job, oneAttemptPerTask.stream().map(TaskManifest::taskAttemptId).toList(), destination);
+  }
+
+  /** As {@link #requireAll}, from the attempt ids of the committed task manifests. */
+  void requireAllAttempts(JobID job, Collection<String> oneAttemptPerTask, String destination)
+      throws InvalidJobException {
     TreeSet<Integer> present = new TreeSet<>();
-    for (TaskManifest manifest : oneAttemptPerTask) {
+    for (String attempt : oneAttemptPerTask) {
       try {
-        TaskID task = TaskAttemptID.forName(manifest.taskAttemptId()).getTaskID();
+        TaskID task = TaskAttemptID.forName(attempt).getTaskID();
         if (task.getTaskType() == outputType) {
           present.add(task.getId());
         }

@@ -12,6 +12,7 @@ import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.apache.hadoop.mapreduce.JobContext;
@@ -61,13 +62,26 @@ final class JobCommits {
     }
     // From here on, a task commit can no longer be sure to be taken: see commitTask.
     record = identity.markCommitting(record);
-    List<TaskManifest> selected;
+    List<TaskManifest> selected = new ArrayList<>();
+    List<String> stored;
     List<String> replaced;
     try {
-      selected = TaskAttempts.onePerTask(store, engine.records().loadTaskManifests(jobId));
+      stored = TaskAttempts.onePerTaskStored(store, engine.records(), jobId);
       Optional<ExpectedTasks> expected = ExpectedTasks.of(context.getConfiguration());
       if (expected.isPresent()) {
-        expected.get().requireAll(context.getJobID(), selected, destination.toString());
+        expected
+            .get()
+            .requireAllAttempts(
+                context.getJobID(),
+                TaskAttempts.attemptsOf(engine.records(), jobId, stored),
+                destination.toString());
+      }
+      if (conflicts.needsUploads(config.conflictMode())) {
+        // The partitions to check or replace are known only from every upload's key.
+        for (String key : stored) {
+          engine.records().loadTaskManifest(jobId, key).ifPresent(selected::add);
+        }
+        stored = List.of();
       }
       // Fail mode is checked once, under the destination claim taken by the commit below.
       replaced =
@@ -80,7 +94,8 @@ final class JobCommits {
       }
       throw e;
     }
-    commit(record, selected, config.conflictMode(), replaced);
+    // Otherwise the engine reads the task manifests as it commits, holding a few at a time.
+    commit(record, selected, stored, config.conflictMode(), replaced);
     return true;
   }
 
@@ -104,11 +119,15 @@ final class JobCommits {
     }
     // Marks that a write of the job manifest may be in flight: an abort then keeps its fence.
     record = identity.markCommitting(record);
-    return commit(record, manifests, mode, replaced);
+    return commit(record, manifests, List.of(), mode, replaced);
   }
 
   private CommitResult commit(
-      JobRecord record, List<TaskManifest> manifests, ConflictMode mode, List<String> replaced)
+      JobRecord record,
+      List<TaskManifest> manifests,
+      List<String> storedManifests,
+      ConflictMode mode,
+      List<String> replaced)
       throws IOException {
     String jobId = record.jobId();
     String claim = null;
@@ -118,7 +137,9 @@ final class JobCommits {
         conflicts.replacedPrefixes(store, engine.layout(), mode, manifests);
       }
       CommitResult result =
-          engine.commit(new JobCommitRequest(jobId, name, mode, manifests, replaced, record));
+          engine.commit(
+              new JobCommitRequest(
+                  jobId, name, mode, manifests, replaced, record, storedManifests));
       LOG.info("Job {}: {} files committed by {}", jobId, result.files(), name);
       return result;
     } catch (IOException e) {

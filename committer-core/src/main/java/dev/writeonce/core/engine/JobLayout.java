@@ -95,7 +95,7 @@ public final class JobLayout {
   }
 
   /** The task attempt of a task manifest's key under the given task manifest prefix. */
-  static String attemptOfTaskManifest(String tasksPrefix, String key) {
+  public static String attemptOfTaskManifest(String tasksPrefix, String key) {
     String name = key.substring(tasksPrefix.length());
     return name.endsWith(".json") ? name.substring(0, name.length() - ".json".length()) : name;
   }

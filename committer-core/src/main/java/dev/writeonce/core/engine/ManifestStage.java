@@ -132,6 +132,13 @@ final class ManifestStage {
                 + layout.destination().uriOf(prefix));
       }
     }
+    if (threads == 1) {
+      // One at a time, in the caller's thread: the order of requests is the order of the keys.
+      for (String key : keys) {
+        action.accept(loadStored(records, layout, request, key));
+      }
+      return;
+    }
     ExecutorService pool =
         Executors.newFixedThreadPool(
             threads,
