@@ -234,9 +234,49 @@ class AlluxioReaderIT implements StoreLifecycle {
 
   private Watched lastWatched;
 
-  /** How long partial output was seen: from the first such listing's start to the last's end. */
-  private static String partialSpan(int partial, long first, long last) {
-    return partial == 0 ? "none seen" : "at least " + (last - first) + " ms";
+  /**
+   * What the listings of one write showed: how many showed part of the new files and for how long
+   * (from the first such listing's start to the last one's end), how many showed
+   * FileOutputCommitter's {@code _temporary/}, and every hidden path seen.
+   */
+  private record Summary(int partial, String partialSpan, int withTemporary, Set<String> hidden) {}
+
+  /** Up to 8 of the hidden paths seen, ids and attempt numbers masked. */
+  private void reportHidden(String write, Summary summary) throws IOException {
+    report(
+        "hidden paths seen through Alluxio during "
+            + write
+            + ": "
+            + summary.hidden().stream()
+                .map(k -> k.replaceAll("[0-9a-f-]{36}", "<uuid>").replaceAll("_[0-9]{4,}", "_N"))
+                .distinct()
+                .limit(8)
+                .toList());
+  }
+
+  private static Summary summarize(String prefix, Watched watched) {
+    Set<String> added = watched.added();
+    int partial = 0;
+    int withTemporary = 0;
+    long firstPartial = Long.MAX_VALUE;
+    long lastPartial = Long.MIN_VALUE;
+    Set<String> hidden = new TreeSet<>();
+    for (Observation observation : watched.observations()) {
+      Set<String> hiddenNow = hiddenSeen(prefix, observation);
+      hidden.addAll(hiddenNow);
+      if (hiddenNow.stream().anyMatch(k -> k.startsWith("_temporary/"))) {
+        withTemporary++;
+      }
+      Set<String> newSeen = new TreeSet<>(dataSeen(prefix, observation).keySet());
+      newSeen.retainAll(added);
+      if (!newSeen.isEmpty() && newSeen.size() < added.size()) {
+        partial++;
+        firstPartial = Math.min(firstPartial, observation.listStart());
+        lastPartial = Math.max(lastPartial, observation.listEnd());
+      }
+    }
+    String span = partial == 0 ? "none seen" : "at least " + (lastPartial - firstPartial) + " ms";
+    return new Summary(partial, span, withTemporary, hidden);
   }
 
   @Test
@@ -268,13 +308,8 @@ class AlluxioReaderIT implements StoreLifecycle {
 
     Map<String, String> committed = new TreeMap<>(watched.after());
     int beforeCommitPoint = 0;
-    int partial = 0;
-    long firstPartial = Long.MAX_VALUE;
-    long lastPartial = Long.MIN_VALUE;
-    Set<String> hidden = new TreeSet<>();
     for (Observation observation : watched.observations()) {
       Map<String, String> seen = dataSeen(prefix, observation);
-      hidden.addAll(hiddenSeen(prefix, observation));
       assertThat(committed)
           .as("every data file seen is committed output, with its committed bytes")
           .containsAllEntriesOf(seen);
@@ -285,13 +320,9 @@ class AlluxioReaderIT implements StoreLifecycle {
         beforeCommitPoint++;
         assertThat(newSeen).as("before the commit point: the old table only").isEmpty();
       }
-      if (!newSeen.isEmpty() && newSeen.size() < added.size()) {
-        partial++;
-        firstPartial = Math.min(firstPartial, observation.listStart());
-        lastPartial = Math.max(lastPartial, observation.listEnd());
-      }
     }
-    assertThat(hidden)
+    Summary summary = summarize(prefix, watched);
+    assertThat(summary.hidden())
         .as("no pending file and no temporary directory: only the library's records")
         .allMatch(key -> key.startsWith("_writeonce/") || key.equals("_SUCCESS"));
     assertThat(beforeCommitPoint).as("observations before the commit point").isPositive();
@@ -308,19 +339,13 @@ class AlluxioReaderIT implements StoreLifecycle {
             store.name(),
             watched.observations().size(),
             beforeCommitPoint,
-            0,
-            partial,
-            partialSpan(partial, firstPartial, lastPartial),
+            summary.withTemporary(),
+            summary.partial(),
+            summary.partialSpan(),
             completeMillis,
             watched.traffic().requests(S3Api.COPY_OBJECT),
             added.size()));
-    report(
-        "hidden paths seen through Alluxio during the writeonce write: "
-            + hidden.stream()
-                .map(k -> k.replaceAll("[0-9a-f-]{36}", "<uuid>"))
-                .distinct()
-                .limit(8)
-                .toList());
+    reportHidden("the writeonce write", summary);
 
     // A job that fails is aborted: the reader never sees any of its data.
     Map<String, String> beforeFailure = dataInStore(prefix);
@@ -372,26 +397,7 @@ class AlluxioReaderIT implements StoreLifecycle {
             uri -> rows(2000, 2000, 2000).write().mode("append").partitionBy("p").parquet(uri));
 
     Set<String> added = watched.added();
-    int partial = 0;
-    int withTemporary = 0;
-    long firstPartial = Long.MAX_VALUE;
-    long lastPartial = Long.MIN_VALUE;
-    Set<String> hidden = new TreeSet<>();
-    for (Observation observation : watched.observations()) {
-      Map<String, String> seen = dataSeen(prefix, observation);
-      Set<String> hiddenNow = hiddenSeen(prefix, observation);
-      hidden.addAll(hiddenNow);
-      if (hiddenNow.stream().anyMatch(k -> k.startsWith("_temporary/"))) {
-        withTemporary++;
-      }
-      Set<String> newSeen = new TreeSet<>(seen.keySet());
-      newSeen.removeAll(old.keySet());
-      if (!newSeen.isEmpty() && newSeen.size() < added.size()) {
-        partial++;
-        firstPartial = Math.min(firstPartial, observation.listStart());
-        lastPartial = Math.max(lastPartial, observation.listEnd());
-      }
-    }
+    Summary summary = summarize(prefix, watched);
     assertThat(added).isNotEmpty();
     assertThat(watched.traffic().requests(S3Api.COPY_OBJECT))
         .as("FileOutputCommitter v1 on S3A copies every file twice")
@@ -405,18 +411,12 @@ class AlluxioReaderIT implements StoreLifecycle {
             "| %s | FileOutputCommitter v1 on S3A | %d | - | %d | %d | %s | - | %d | %d |",
             store.name(),
             watched.observations().size(),
-            withTemporary,
-            partial,
-            partialSpan(partial, firstPartial, lastPartial),
+            summary.withTemporary(),
+            summary.partial(),
+            summary.partialSpan(),
             watched.traffic().requests(S3Api.COPY_OBJECT),
             added.size()));
-    report(
-        "hidden paths seen through Alluxio during the FileOutputCommitter write: "
-            + hidden.stream()
-                .map(k -> k.replaceAll("[0-9a-f-]{36}", "<uuid>").replaceAll("_[0-9]{4,}", "_N"))
-                .distinct()
-                .limit(8)
-                .toList());
+    reportHidden("the FileOutputCommitter write", summary);
   }
 
   @Test
