@@ -10,8 +10,10 @@ import dev.writeonce.core.upload.UploadCompletion;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -23,8 +25,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class CompleteUploadsStage {
 
-  /** Uploads completed now, uploads found already completed, and uploads lost. */
-  record Outcome(int completed, int confirmed, List<UploadLostException> lost) {}
+  /**
+   * Uploads completed now, uploads found already completed, uploads lost, and the task attempts
+   * whose uploads the manifest lists (gathered on the way, so that no chunk is read twice).
+   */
+  record Outcome(
+      int completed, int confirmed, List<UploadLostException> lost, Set<String> attempts) {}
 
   private CompleteUploadsStage() {}
 
@@ -35,28 +41,31 @@ final class CompleteUploadsStage {
     AtomicInteger completed = new AtomicInteger();
     AtomicInteger confirmed = new AtomicInteger();
     List<UploadLostException> lost = Collections.synchronizedList(new ArrayList<>());
+    Set<String> attempts = new HashSet<>();
     ManifestUploads.forEachBatch(
         records,
         manifest,
-        batch ->
-            Tasks.runStoppingOnFailure(
-                context,
-                "completing uploads",
-                batch,
-                upload -> {
-                  try {
-                    if (completeOrConfirm(store, manifest, upload)) {
-                      completed.incrementAndGet();
-                    } else {
-                      confirmed.incrementAndGet();
-                    }
-                  } catch (UploadLostException gone) {
-                    lost.add(gone);
+        batch -> {
+          batch.forEach(upload -> attempts.add(upload.taskAttempt()));
+          Tasks.runStoppingOnFailure(
+              context,
+              "completing uploads",
+              batch,
+              upload -> {
+                try {
+                  if (completeOrConfirm(store, manifest, upload)) {
+                    completed.incrementAndGet();
+                  } else {
+                    confirmed.incrementAndGet();
                   }
-                }));
+                } catch (UploadLostException gone) {
+                  lost.add(gone);
+                }
+              });
+        });
     List<UploadLostException> sorted = new ArrayList<>(lost);
     sorted.sort((a, b) -> a.getMessage().compareTo(b.getMessage()));
-    return new Outcome(completed.get(), confirmed.get(), List.copyOf(sorted));
+    return new Outcome(completed.get(), confirmed.get(), List.copyOf(sorted), Set.copyOf(attempts));
   }
 
   /** Completes an upload: true when completed now, false when confirmed completed before. */

@@ -178,18 +178,15 @@ public final class JobCommitEngine {
       return Optional.empty();
     }
     LOG.info("Resuming committed job {} from its manifest", jobId);
-    Set<String> taken = new HashSet<>();
-    try {
-      ManifestUploads.forEachBatch(
-          records, manifest.get(), batch -> batch.forEach(u -> taken.add(u.taskAttempt())));
-    } catch (FinishedMeanwhileException e) {
-      LOG.info("Job {} was finished by another process meanwhile", jobId);
-      return Optional.of(
-          new CommitResult(jobId, 0, 0, 0, 0, 0, store.counters().since(before), Map.of(), null));
-    }
+    // The attempts the job took are those its manifest's uploads name, gathered as they complete.
     return Optional.of(
         finish(
-            manifest.get(), record.orElse(null), taken, acceptLost, before, new LinkedHashMap<>()));
+            manifest.get(),
+            record.orElse(null),
+            Set.of(),
+            acceptLost,
+            before,
+            new LinkedHashMap<>()));
   }
 
   /**
@@ -292,7 +289,11 @@ public final class JobCommitEngine {
       // Only a chunked manifest's chunks can vanish under a reader: the job's own end removed them.
       LOG.info("{}; nothing is left to do", e.getMessage());
       return result(
-          manifest, new CompleteUploadsStage.Outcome(0, 0, List.of()), before, stageMillis, null);
+          manifest,
+          new CompleteUploadsStage.Outcome(0, 0, List.of(), Set.of()),
+          before,
+          stageMillis,
+          null);
     }
   }
 
@@ -341,7 +342,9 @@ public final class JobCommitEngine {
 
     markFinished(jobId, record);
     start = System.nanoTime();
-    cleanup.deleteRecordsQuietly(jobId, takenAttempts, layout.jobRecordKey(jobId));
+    Set<String> taken = new HashSet<>(takenAttempts);
+    taken.addAll(outcome.attempts());
+    cleanup.deleteRecordsQuietly(jobId, taken, layout.jobRecordKey(jobId));
     stageMillis.put("cleanup", elapsedMillis(start));
     LOG.info(
         "Job {} finished: {} files, {} bytes ({} completed, {} already completed, {} lost), {}"
