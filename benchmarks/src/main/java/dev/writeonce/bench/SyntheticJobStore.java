@@ -286,6 +286,16 @@ final class SyntheticJobStore implements StoreGateway {
   }
 
   @Override
+  public boolean deleteObjectIfMatch(String key, String etag) {
+    throw new UnsupportedOperationException("the engine bench deletes no shared object");
+  }
+
+  @Override
+  public long storeNowMillis() {
+    return System.currentTimeMillis();
+  }
+
+  @Override
   public void deleteObjects(Collection<String> keys) {
     for (int i = 0; i < keys.size(); i += 1000) {
       counters.increment(RequestType.DELETE_OBJECTS);

@@ -5,7 +5,6 @@ import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ObjectInfo;
-import dev.writeonce.core.store.OpenUpload;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -24,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * run again.
  *
  * <p>Task intents of attempts that left no task manifest (they died while uploading) are read and
- * the open uploads of their keys aborted: an upload is never left that no record names.
+ * the open uploads of their keys aborted where no other run may own them ({@link StrayUploads}): an
+ * upload is never left that no record names, and never aborted for a run it does not belong to.
  *
  * <p>Task manifests that the job's commit did not take (an attempt that committed while the job was
  * already committing, a superseded attempt) are read and their uploads aborted before they are
@@ -89,6 +89,7 @@ final class JobCleanup {
         last != null && last.lastModifiedMillis() <= clock.getAsLong() - retentionMillis;
     List<String> first = new ArrayList<>();
     List<String> strays = new ArrayList<>();
+    List<TaskIntent> strayIntents = new ArrayList<>();
     for (ObjectInfo object : objects) {
       String key = object.key();
       if (key.equals(lastKey)) {
@@ -101,7 +102,7 @@ final class JobCleanup {
       if (key.startsWith(intents)) {
         String attempt = JobLayout.attemptOfTaskManifest(intents, key);
         if (!takenAttempts.contains(attempt) && !withManifest.contains(attempt)) {
-          abortStrayUploads(jobId, object);
+          loadStrayIntent(jobId, key).ifPresent(strayIntents::add);
           strays.add(key);
           if (!expired) {
             continue;
@@ -109,6 +110,19 @@ final class JobCleanup {
         }
       }
       first.add(key);
+    }
+    StrayUploads.Outcome scan = new StrayUploads(store, layout, records).abort(jobId, strayIntents);
+    if (expired && !scan.deferred().isEmpty()) {
+      LOG.warn(
+          "Job {}: its records are past the retention of {} ms and go, but {} open uploads of the"
+              + " keys its dead attempts named could not be attributed to it while another run"
+              + " may own them, so they are left (the store's lifecycle rule for incomplete"
+              + " uploads reaps them), first: {} upload {}",
+          jobId,
+          retentionMillis,
+          scan.deferred().size(),
+          layout.destination().uriOf(scan.deferred().get(0).key()),
+          scan.deferred().get(0).uploadId());
     }
     // The manifest of a finished job (or the job record of an aborted one) goes before lastKey.
     first.sort((a, b) -> Boolean.compare(isOutcome(jobId, a), isOutcome(jobId, b)));
@@ -128,45 +142,19 @@ final class JobCleanup {
     }
   }
 
-  /**
-   * Aborts the uploads an attempt started but never recorded in a task manifest (it died while
-   * uploading): the open uploads of each key its intent names, started after the intent was
-   * written. One ListMultipartUploads per key, which matches exact keys on every store.
-   */
-  private void abortStrayUploads(String jobId, ObjectInfo intentObject) throws IOException {
-    Optional<TaskIntent> intent;
+  /** A stray intent, read and checked; a damaged one stops the cleanup and is kept. */
+  private Optional<TaskIntent> loadStrayIntent(String jobId, String key) throws IOException {
     try {
-      intent = records.loadTaskIntent(jobId, intentObject.key());
+      return records.loadTaskIntent(jobId, key);
     } catch (FormatException e) {
       throw new IOException(
           "job "
               + jobId
               + ": task intent "
-              + layout.destination().uriOf(intentObject.key())
+              + layout.destination().uriOf(key)
               + " cannot be read; it is kept for inspection: "
               + e.getMessage(),
           e);
-    }
-    if (intent.isEmpty()) {
-      return;
-    }
-    // Stores keep times to the second: an upload started in the intent's second may be its.
-    long since = intentObject.lastModifiedMillis() - 2_000;
-    int aborted = 0;
-    for (String key : intent.get().keys()) {
-      for (OpenUpload upload : store.listUploads(key)) {
-        if (upload.initiatedMillis() >= since) {
-          store.abortUpload(upload.key(), upload.uploadId());
-          aborted++;
-        }
-      }
-    }
-    if (aborted > 0) {
-      LOG.info(
-          "Job {}: aborted {} uploads that task attempt {} started but never recorded",
-          jobId,
-          aborted,
-          intent.get().taskAttemptId());
     }
   }
 

@@ -46,7 +46,8 @@ public final class JobCommitEngine {
   private final LongSupplier clock;
 
   public JobCommitEngine(StoreGateway store, CommitterConfig config, Destination destination) {
-    this(store, config, destination, System::currentTimeMillis);
+    // Retention decisions compare the store's timestamps with the store's own clock.
+    this(store, config, destination, store.storeClock());
   }
 
   JobCommitEngine(

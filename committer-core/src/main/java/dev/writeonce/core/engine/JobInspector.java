@@ -21,8 +21,8 @@ import java.util.TreeMap;
  * jobs are finished (their job record says so), which passed their commit point without finishing
  * (recovery rolls them forward), which were aborted, and which never reached their commit point
  * (running, or abandoned with their recorded uploads open). Sends one LIST for the records, one GET
- * per job record and job manifest key, one per task manifest of uncommitted jobs, and one GET of
- * {@code _SUCCESS}.
+ * per job record and job manifest key, one per task manifest of uncommitted jobs, one per task
+ * intent of jobs that have ended or passed their commit point, and one GET of {@code _SUCCESS}.
  */
 public final class JobInspector {
 
@@ -116,6 +116,7 @@ public final class JobInspector {
     Map<String, Long> newest = new TreeMap<>();
     Map<String, Long> renewed = new TreeMap<>();
     java.util.Set<String> withLease = new java.util.HashSet<>();
+    Map<String, List<String>> intents = new TreeMap<>();
     String jobsPrefix = layout.recordsPrefix() + "jobs/";
     for (ObjectInfo object : store.listObjects(jobsPrefix)) {
       String rest = object.key().substring(jobsPrefix.length());
@@ -130,6 +131,9 @@ public final class JobInspector {
         if (name.equals("lease.json")) {
           withLease.add(jobId);
         }
+        if (name.startsWith("intents/")) {
+          intents.computeIfAbsent(jobId, j -> new ArrayList<>()).add(object.key());
+        }
       }
     }
     Optional<SuccessData> success = Optional.empty();
@@ -141,12 +145,13 @@ public final class JobInspector {
     }
     List<Job> jobs = new ArrayList<>();
     for (Map.Entry<String, Long> job : newest.entrySet()) {
-      jobs.add(
+      Job found =
           inspect(
               job.getKey(),
               job.getValue(),
               renewed.getOrDefault(job.getKey(), 0L),
-              withLease.contains(job.getKey())));
+              withLease.contains(job.getKey()));
+      jobs.add(checkIntents(found, intents.getOrDefault(job.getKey(), List.of())));
     }
     return new Report(jobs, success, successProblem);
   }
@@ -206,6 +211,26 @@ public final class JobInspector {
     } catch (FormatException | IllegalArgumentException e) {
       return damaged(jobId, modified, e.getMessage(), renewed);
     }
+  }
+
+  /**
+   * The intents of a job whose cleanup will scan them (it has ended, or passed its commit point)
+   * are read and checked, one GET each: one that names keys outside the destination makes the job
+   * damaged, so that recover and purge leave it, and the uploads it names, alone. A running job's
+   * intents are checked by its own cleanup.
+   */
+  private Job checkIntents(Job job, List<String> intentKeys) throws StoreException {
+    if (job.state() == State.DAMAGED || job.state() == State.UNCOMMITTED) {
+      return job;
+    }
+    for (String key : intentKeys) {
+      try {
+        records.loadTaskIntent(job.jobId(), key);
+      } catch (FormatException | IllegalArgumentException e) {
+        return damaged(job.jobId(), job.lastModifiedMillis(), e.getMessage(), 0);
+      }
+    }
+    return job;
   }
 
   private List<PendingUpload> readAll(JobManifest manifest)

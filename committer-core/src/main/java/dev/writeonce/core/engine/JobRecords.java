@@ -62,6 +62,19 @@ public final class JobRecords {
     if (!intent.jobId().equals(jobId)) {
       throw new FormatException(uri(key), "belongs to job " + intent.jobId() + ", not " + jobId);
     }
+    // Cleanup aborts uploads of the keys an intent names: one naming a key outside the table it
+    // lies in (planted, or written by a bug) must never make it touch another table's uploads.
+    for (String named : intent.keys()) {
+      if (!layout.destination().contains(named) || layout.isRecord(named)) {
+        throw new FormatException(
+            uri(key),
+            "names key "
+                + named
+                + ", which is not output of the destination "
+                + layout.destination()
+                + " it lies under: refusing to touch its uploads");
+      }
+    }
     return Optional.of(intent);
   }
 

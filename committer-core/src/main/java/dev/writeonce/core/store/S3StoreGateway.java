@@ -20,6 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.core.ResponseInputStream;
+import software.amazon.awssdk.core.SdkResponse;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
@@ -27,10 +28,12 @@ import software.amazon.awssdk.services.s3.model.AbortMultipartUploadRequest;
 import software.amazon.awssdk.services.s3.model.CompleteMultipartUploadRequest;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
 import software.amazon.awssdk.services.s3.model.CreateMultipartUploadRequest;
+import software.amazon.awssdk.services.s3.model.DeleteObjectRequest;
 import software.amazon.awssdk.services.s3.model.DeleteObjectsRequest;
 import software.amazon.awssdk.services.s3.model.DeleteObjectsResponse;
 import software.amazon.awssdk.services.s3.model.GetObjectRequest;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.HeadBucketRequest;
 import software.amazon.awssdk.services.s3.model.HeadObjectRequest;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListMultipartUploadsRequest;
@@ -61,6 +64,9 @@ public final class S3StoreGateway implements StoreGateway {
   private final String bucket;
   private final S3Requests requests;
   private final RequestCounters counters = new RequestCounters();
+
+  /** The store's clock minus the local clock, as of the latest answer; null before any. */
+  private volatile Long storeClockOffset;
 
   private S3StoreGateway(S3Client s3, String bucket, RequestFactory requests) {
     this.s3 = s3;
@@ -216,7 +222,7 @@ public final class S3StoreGateway implements StoreGateway {
               RequestType.LIST_UPLOADS,
               "ListMultipartUploads",
               key,
-              () -> s3.listMultipartUploads(request.build()));
+              () -> observed(s3.listMultipartUploads(request.build())));
       for (MultipartUpload upload : page.uploads()) {
         if (upload.key().startsWith(key)) {
           long initiated = upload.initiated() == null ? 0 : upload.initiated().toEpochMilli();
@@ -261,7 +267,7 @@ public final class S3StoreGateway implements StoreGateway {
             RequestType.PUT_OBJECT,
             "PutObject",
             key,
-            () -> s3.putObject(request.build(), RequestBody.fromBytes(data)).eTag());
+            () -> observed(s3.putObject(request.build(), RequestBody.fromBytes(data))).eTag());
     return Etags.unquote(etag);
   }
 
@@ -271,6 +277,7 @@ public final class S3StoreGateway implements StoreGateway {
     try {
       ResponseBytes<GetObjectResponse> bytes =
           call(RequestType.GET_OBJECT, "GetObject", key, () -> s3.getObjectAsBytes(request));
+      observed(bytes.response());
       return Optional.of(bytes.asByteArray());
     } catch (StoreException e) {
       if (e.is(ErrorKind.NOT_FOUND)) {
@@ -289,7 +296,7 @@ public final class S3StoreGateway implements StoreGateway {
       ResponseInputStream<GetObjectResponse> in =
           call(RequestType.GET_OBJECT, "GetObject", key, () -> s3.getObject(request));
       try {
-        GetObjectResponse response = in.response();
+        GetObjectResponse response = observed(in.response());
         long modified =
             response.lastModified() == null ? 0 : response.lastModified().toEpochMilli();
         ObjectInfo info = new ObjectInfo(key, response.contentLength(), response.eTag(), modified);
@@ -322,7 +329,7 @@ public final class S3StoreGateway implements StoreGateway {
     HeadObjectRequest request = requests.head(key);
     try {
       HeadObjectResponse head =
-          call(RequestType.HEAD_OBJECT, "HeadObject", key, () -> s3.headObject(request));
+          call(RequestType.HEAD_OBJECT, "HeadObject", key, () -> observed(s3.headObject(request)));
       long modified = head.lastModified() == null ? 0 : head.lastModified().toEpochMilli();
       return Optional.of(new ObjectInfo(key, head.contentLength(), head.eTag(), modified));
     } catch (StoreException e) {
@@ -388,7 +395,7 @@ public final class S3StoreGateway implements StoreGateway {
               RequestType.LIST_OBJECTS,
               "ListObjectsV2",
               prefix,
-              () -> s3.listObjectsV2(request.build()));
+              () -> observed(s3.listObjectsV2(request.build())));
       for (S3Object object : page.contents()) {
         long modified = object.lastModified() == null ? 0 : object.lastModified().toEpochMilli();
         found.add(new ObjectInfo(object.key(), object.size(), object.eTag(), modified));
@@ -429,6 +436,65 @@ public final class S3StoreGateway implements StoreGateway {
             null);
       }
     }
+  }
+
+  @Override
+  public boolean deleteObjectIfMatch(String key, String etag) throws StoreException {
+    DeleteObjectRequest request =
+        DeleteObjectRequest.builder()
+            .bucket(bucket)
+            .key(key)
+            // As a header, so that SDK lines without the field send it too.
+            .overrideConfiguration(c -> c.putHeader("If-Match", Etags.unquote(etag)))
+            .build();
+    try {
+      call(
+          RequestType.DELETE_OBJECTS,
+          "DeleteObject",
+          key,
+          () -> observed(s3.deleteObject(request)));
+      return true;
+    } catch (StoreException e) {
+      if (e.is(ErrorKind.PRECONDITION_FAILED) || e.is(ErrorKind.NOT_FOUND)) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public long storeNowMillis() throws StoreException {
+    Long offset = storeClockOffset;
+    if (offset == null) {
+      HeadBucketRequest request = HeadBucketRequest.builder().bucket(bucket).build();
+      call(RequestType.HEAD_OBJECT, "HeadBucket", "", () -> observed(s3.headBucket(request)));
+      offset = storeClockOffset;
+    }
+    // A store that sends no Date header leaves the local clock as the only one there is.
+    return System.currentTimeMillis() + (offset == null ? 0 : offset);
+  }
+
+  /**
+   * Notes the store's clock from an answer's Date header. The header has whole seconds, so the
+   * estimate runs up to a second behind the store: a lapse is seen late, never early.
+   */
+  private <R extends SdkResponse> R observed(R response) {
+    try {
+      response
+          .sdkHttpResponse()
+          .firstMatchingHeader("Date")
+          .ifPresent(
+              date ->
+                  storeClockOffset =
+                      java.time.ZonedDateTime.parse(
+                                  date, java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME)
+                              .toInstant()
+                              .toEpochMilli()
+                          - System.currentTimeMillis());
+    } catch (RuntimeException unparsable) {
+      LOG.debug("The store's Date header could not be read: {}", unparsable.toString());
+    }
+    return response;
   }
 
   private <T> T call(RequestType type, String operation, String key, Supplier<T> request)

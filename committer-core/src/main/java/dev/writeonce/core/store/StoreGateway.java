@@ -136,6 +136,37 @@ public interface StoreGateway {
    */
   void deleteObjects(Collection<String> keys) throws StoreException;
 
+  /**
+   * Deletes one object only while it is still the version the caller read ({@code If-Match} on
+   * DeleteObject): how a lock, claim or fence is removed by its owner and nobody else. AWS S3
+   * honours the condition; a store that ignores it deletes unconditionally, so callers read the
+   * object back first ({@link OwnedObjects}) and the window between that read and this request is
+   * what remains there. Counted as {@link RequestType#DELETE_OBJECTS}.
+   *
+   * @param etag the ETag the object must still have, without quotes
+   * @return false when the object changed or is gone (nothing was deleted), true otherwise
+   */
+  boolean deleteObjectIfMatch(String key, String etag) throws StoreException;
+
+  /**
+   * The store's clock now: the time the store stamped on its latest answer to this gateway, moved
+   * on by the local time elapsed since. Lapses, leases and retentions compare the store's own
+   * timestamps (Last-Modified, Initiated) with this, never with the local clock, whose skew against
+   * the store is unknown. A gateway that has had no answer yet asks the store once.
+   */
+  long storeNowMillis() throws StoreException;
+
+  /** {@link #storeNowMillis} as a clock; a failure to ask the store is thrown unchecked. */
+  default java.util.function.LongSupplier storeClock() {
+    return () -> {
+      try {
+        return storeNowMillis();
+      } catch (StoreException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    };
+  }
+
   /** The requests sent so far. */
   RequestCounters counters();
 }

@@ -117,6 +117,15 @@ record Plan(
         new boolean[] {random.nextBoolean(), random.nextBoolean()});
   }
 
+  /**
+   * Whether the jobs of this schedule name their files as MapReduce does, {@code part-r-0000T} in
+   * every job, so that reruns and concurrent jobs on one destination share keys: one schedule in
+   * three. Derived from the seed, so shrinking keeps it.
+   */
+  boolean sharedNames() {
+    return seed % 3 == 0;
+  }
+
   /** A crash at a random request, one time in three; 0 for none. */
   private static int crash(Random random, int maxCall) {
     return random.nextInt(3) == 0 ? 1 + random.nextInt(maxCall) : 0;
@@ -198,6 +207,7 @@ record Plan(
         .append(", lost answers ")
         .append(lostAnswerRate);
     text.append(", old data in t0/t1: ").append(oldData[0]).append('/').append(oldData[1]);
+    text.append(sharedNames() ? ", every job names its files part-r-0000T" : "");
     for (JobPlan job : jobs) {
       text.append("\n  job ").append(job.index()).append(": job_sim_000").append(job.jobIdNumber());
       text.append(" on t").append(job.destination()).append(", ").append(job.mode());

@@ -63,8 +63,16 @@ final class ProtocolSimulation {
       this.plan = plan;
     }
 
-    String filePrefix() {
-      return "part-j" + plan.index() + "-";
+    /**
+     * The name of a task's file: unique to the job, or, in schedules whose jobs share file names,
+     * MapReduce's name for it, the same in every job.
+     */
+    String fileName(int task, boolean sharedNames) {
+      return sharedNames ? "part-r-0000" + task : "part-j" + plan.index() + "-" + task;
+    }
+
+    boolean wrote(String key, boolean sharedNames) {
+      return !sharedNames && key.contains("/part-j" + plan.index() + "-");
     }
   }
 
@@ -178,73 +186,89 @@ final class ProtocolSimulation {
         scheduler.add(
             "driver " + job.index(),
             () -> {
-              if (job.retryOf() >= 0) {
-                Scheduler.Actor earlier =
-                    runs.stream()
-                        .filter(r -> r.plan.index() == job.retryOf())
-                        .findFirst()
-                        .map(r -> r.driver)
-                        .orElseThrow();
-                scheduler.blockUntil(self[0], earlier::isDone);
+              synchronized (world) {
+                world.liveJobs.add("job " + job.index());
+                world.commitPoints.put(
+                    "job " + job.index(),
+                    new JobLayout(DESTINATIONS[job.destination()]).jobManifestKey(id.toString()));
               }
-              SimStore store =
-                  store(
-                      scheduler,
-                      self[0],
-                      "driver " + job.index(),
-                      job.driverCrashAt(),
-                      job.index());
-              JobContext context = new JobContextImpl(run.conf, id);
               try {
-                SimCommitter committer = new SimCommitter(output, context, store, run.files);
-                try {
-                  committer.setupJob(context);
-                  run.setupOk = !store.isDead();
-                } catch (SimStore.Crash crash) {
-                  run.report = Report.CRASHED;
-                } catch (Throwable refused) {
-                  run.report = Report.FAILED;
-                  abortQuietly(committer, context);
-                } finally {
-                  run.setupEnded = true;
-                }
-                if (!run.setupOk || store.isDead()) {
-                  run.report = store.isDead() ? Report.CRASHED : run.report;
-                  return;
-                }
-                scheduler.blockUntil(
-                    self[0], () -> run.required.stream().allMatch(Scheduler.Actor::isDone));
-                if (job.abortInstead()) {
-                  run.report = Report.FAILED;
-                  abortQuietly(committer, context);
-                } else {
-                  run.report = commit(committer, context);
-                  if (run.report != Report.SUCCEEDED) {
-                    abortQuietly(committer, context);
-                  }
-                }
-                if (job.commitTwice() && !store.isDead()) {
-                  Report first = run.report;
-                  Report again = commit(committer, context);
-                  if (first == Report.SUCCEEDED && again == Report.SUCCEEDED) {
-                    world.violation("job " + job.index() + ": a repeated commitJob succeeded");
-                  }
-                  if (first == Report.FAILED && again != Report.CRASHED) {
-                    // The engine retried a commit that failed before its commit point: the
-                    // retry's outcome is what it reports. After "committed" or "unknown", a
-                    // retry's refusal changes nothing of what the job is.
-                    run.report = again;
-                  }
-                }
-              } catch (Exception e) {
-                throw new IllegalStateException(e);
+                drive(scheduler, self[0], run, job, id, output);
               } finally {
-                if (store.isDead()) {
-                  run.report = Report.CRASHED;
+                synchronized (world) {
+                  world.liveJobs.remove("job " + job.index());
                 }
               }
             });
     run.driver = self[0];
+  }
+
+  private void drive(
+      Scheduler scheduler,
+      Scheduler.Actor self,
+      JobRun run,
+      Plan.JobPlan job,
+      JobID id,
+      Path output) {
+    if (job.retryOf() >= 0) {
+      Scheduler.Actor earlier =
+          runs.stream()
+              .filter(r -> r.plan.index() == job.retryOf())
+              .findFirst()
+              .map(r -> r.driver)
+              .orElseThrow();
+      scheduler.blockUntil(self, earlier::isDone);
+    }
+    SimStore store =
+        store(scheduler, self, "driver " + job.index(), job.driverCrashAt(), job.index());
+    JobContext context = new JobContextImpl(run.conf, id);
+    try {
+      SimCommitter committer = new SimCommitter(output, context, store, run.files);
+      try {
+        committer.setupJob(context);
+        run.setupOk = !store.isDead();
+      } catch (SimStore.Crash crash) {
+        run.report = Report.CRASHED;
+      } catch (Throwable refused) {
+        run.report = Report.FAILED;
+        abortQuietly(committer, context);
+      } finally {
+        run.setupEnded = true;
+      }
+      if (!run.setupOk || store.isDead()) {
+        run.report = store.isDead() ? Report.CRASHED : run.report;
+        return;
+      }
+      scheduler.blockUntil(self, () -> run.required.stream().allMatch(Scheduler.Actor::isDone));
+      if (job.abortInstead()) {
+        run.report = Report.FAILED;
+        abortQuietly(committer, context);
+      } else {
+        run.report = commit(committer, context);
+        if (run.report != Report.SUCCEEDED) {
+          abortQuietly(committer, context);
+        }
+      }
+      if (job.commitTwice() && !store.isDead()) {
+        Report first = run.report;
+        Report again = commit(committer, context);
+        if (first == Report.SUCCEEDED && again == Report.SUCCEEDED) {
+          world.violation("job " + job.index() + ": a repeated commitJob succeeded");
+        }
+        if (first == Report.FAILED && again != Report.CRASHED) {
+          // The engine retried a commit that failed before its commit point: the
+          // retry's outcome is what it reports. After "committed" or "unknown", a
+          // retry's refusal changes nothing of what the job is.
+          run.report = again;
+        }
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    } finally {
+      if (store.isDead()) {
+        run.report = Report.CRASHED;
+      }
+    }
   }
 
   private static Report commit(SimCommitter committer, JobContext context) {
@@ -304,7 +328,7 @@ final class ProtocolSimulation {
                 run.files.byAttempt.put(
                     id.toString(),
                     Map.of(
-                        run.filePrefix() + attempt.task(),
+                        run.fileName(attempt.task(), plan.sharedNames()),
                         bytes(
                             "job "
                                 + job.index()
@@ -337,7 +361,7 @@ final class ProtocolSimulation {
       for (JobInspector.Job job : report.jobs()) {
         try {
           switch (job.state()) {
-            case FINISHED, COMMITTED_UNFINISHED -> engine.resume(job.jobId());
+            case FINISHED, COMMITTED_UNFINISHED -> resume(engine, store, job.jobId());
             case UNCOMMITTED -> engine.abort(job.jobId(), List.of());
             case ABORTED -> engine.cleanAborted(job.jobId());
             case DAMAGED ->
@@ -354,6 +378,43 @@ final class ProtocolSimulation {
         }
       }
     }
+  }
+
+  /**
+   * Finishes a committed job. Where jobs share file names, a concurrent job may have completed its
+   * own upload of a key after this job did, and this job's lost answer can then no longer be
+   * confirmed: the operator's recovery accepts such a file as lost when another committed job's
+   * object stands at its key, as 'recover --accept-lost' would.
+   */
+  private void resume(JobCommitEngine engine, SimStore store, String jobId) throws Exception {
+    try {
+      engine.resume(jobId);
+    } catch (dev.writeonce.core.errors.UploadLostException lost) {
+      if (store != operator || !plan.sharedNames() || !overwrittenByAnotherJob(jobId, lost)) {
+        throw lost;
+      }
+      engine.resume(jobId, true);
+    }
+  }
+
+  private boolean overwrittenByAnotherJob(
+      String jobId, dev.writeonce.core.errors.UploadLostException lost) {
+    for (String key : lost.lostKeys()) {
+      byte[] content = world.memory.content(key);
+      boolean another =
+          content != null
+              && world.committed.stream()
+                  .filter(m -> !m.jobId().equals(jobId))
+                  .flatMap(m -> m.uploads().stream())
+                  .anyMatch(
+                      u ->
+                          u.key().equals(key)
+                              && Arrays.equals(world.uploadBytes.get(u.uploadId()), content));
+      if (!another) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void check() {
@@ -406,7 +467,9 @@ final class ProtocolSimulation {
         visible.put(key, world.memory.content(key));
       }
     }
-    if (!visible.keySet().equals(expected.keySet())) {
+    if (plan.sharedNames()) {
+      checkSharedNames(visible);
+    } else if (!visible.keySet().equals(expected.keySet())) {
       world.violation("visible objects " + visible.keySet() + ", expected " + expected.keySet());
     } else {
       expected.forEach(
@@ -420,12 +483,42 @@ final class ProtocolSimulation {
       boolean published =
           world.committed.stream()
               .flatMap(m -> m.uploads().stream())
-              .anyMatch(u -> u.key().contains("/" + run.filePrefix()));
+              .anyMatch(u -> run.wrote(u.key(), plan.sharedNames()));
       if (run.report == Report.FAILED && published) {
         world.violation(
             "job " + run.plan.index() + " was reported failed but published its output");
       }
     }
+  }
+
+  /**
+   * With file names shared between jobs, which committed job's file a key shows depends on the
+   * order their completions ran in: each visible object must hold what some committed job (or the
+   * old data) wrote there.
+   */
+  private void checkSharedNames(Map<String, byte[]> visible) {
+    Map<String, List<byte[]>> written = new TreeMap<>();
+    for (int d = 0; d < DESTINATIONS.length; d++) {
+      if (plan.oldData()[d]) {
+        written
+            .computeIfAbsent(DESTINATIONS[d].keyOf("old-" + d), k -> new ArrayList<>())
+            .add(bytes("old"));
+      }
+    }
+    for (JobManifest manifest : world.committed) {
+      for (PendingUpload upload : manifest.uploads()) {
+        written
+            .computeIfAbsent(upload.key(), k -> new ArrayList<>())
+            .add(world.uploadBytes.get(upload.uploadId()));
+      }
+    }
+    visible.forEach(
+        (key, content) -> {
+          if (written.getOrDefault(key, List.of()).stream()
+              .noneMatch(c -> Arrays.equals(c, content))) {
+            world.violation("object " + key + " holds what no committed job wrote there");
+          }
+        });
   }
 
   private boolean isAbortFence(String key) {

@@ -232,4 +232,27 @@ class ProtocolSimulationTest {
             new boolean[] {false, false});
     assertThat(new ProtocolSimulation(plan).run()).isEmpty();
   }
+
+  /**
+   * Seed 20261196: two append jobs on one destination name their files part-r-0000T, as MapReduce
+   * does. An attempt of the first lost the answer to its upload and aborted it, leaving an intent
+   * without a task manifest; the first job's cleanup then aborted every open upload of that key,
+   * the second job's among them, and the second job committed with a file lost. A stray scan now
+   * aborts only uploads that no other job, not ended, may own.
+   */
+  @Test
+  void aStrayScanNeverAbortsTheUploadOfAnotherJobThatSharesTheFileName() throws Exception {
+    Plan plan =
+        new Plan(
+            20261196L,
+            List.of(
+                job(0, 0, 0, "append", true, -1, 0, commits(0, 0)),
+                job(1, 1, 0, "append", true, -1, 0, commits(0, 0), commits(1, 1))),
+            List.of(),
+            0.03,
+            0.03,
+            new boolean[] {true, true});
+    assertThat(plan.sharedNames()).isTrue();
+    assertThat(new ProtocolSimulation(plan).run()).isEmpty();
+  }
 }

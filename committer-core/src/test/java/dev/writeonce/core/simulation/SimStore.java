@@ -103,7 +103,13 @@ final class SimStore implements StoreGateway {
 
   @Override
   public String createUpload(String key) throws StoreException {
-    return call("CreateMultipartUpload " + key, () -> world.memory.createUpload(key));
+    return call(
+        "CreateMultipartUpload " + key,
+        () -> {
+          String uploadId = world.memory.createUpload(key);
+          world.created(name, uploadId);
+          return uploadId;
+        });
   }
 
   @Override
@@ -184,6 +190,16 @@ final class SimStore implements StoreGateway {
   @Override
   public List<ObjectInfo> listObjects(String prefix) throws StoreException {
     return call("ListObjects " + prefix, () -> world.memory.listObjects(prefix));
+  }
+
+  @Override
+  public boolean deleteObjectIfMatch(String key, String etag) throws StoreException {
+    return call("DeleteObject If-Match " + key, () -> world.memory.deleteObjectIfMatch(key, etag));
+  }
+
+  @Override
+  public long storeNowMillis() {
+    return world.memory.storeNowMillis();
   }
 
   @Override

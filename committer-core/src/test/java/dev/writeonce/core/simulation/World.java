@@ -71,10 +71,50 @@ final class World {
         manifest.deletes());
   }
 
+  /** Which job's actors created each upload: "job N". */
+  final Map<String, String> uploadOwners = new HashMap<>();
+
+  /** The key of each job's commit point (its manifest or abort fence): "job N" to key. */
+  final Map<String, String> commitPoints = new HashMap<>();
+
+  /** Jobs whose driver is still at work (neither returned nor crashed): "job N". */
+  final Set<String> liveJobs = new HashSet<>();
+
+  /** The job an actor works for, from its name ("driver N", "job N task ..."), or null. */
+  static String jobOf(String actor) {
+    if (actor.startsWith("driver ")) {
+      return "job " + actor.substring("driver ".length());
+    }
+    if (actor.startsWith("job ")) {
+      int space = actor.indexOf(' ', "job ".length());
+      return space < 0 ? actor : actor.substring(0, space);
+    }
+    return null;
+  }
+
+  synchronized void created(String actor, String uploadId) {
+    String job = jobOf(actor);
+    if (job != null) {
+      uploadOwners.put(uploadId, job);
+    }
+  }
+
   synchronized void aborting(String actor, String key, String uploadId) {
-    if (committedUploadIds.contains(uploadId) && memory.openUploadIds().contains(uploadId)) {
+    if (!memory.openUploadIds().contains(uploadId)) {
+      return;
+    }
+    if (committedUploadIds.contains(uploadId)) {
       violations.add(
           actor + " aborted upload " + uploadId + " of " + key + ", which a committed job names");
+    }
+    // Another party may abort a live job's upload once that job's outcome is decided: an abort
+    // fenced it, or its manifest (which then does not name the upload) is written.
+    String owner = uploadOwners.get(uploadId);
+    String commitPoint = owner == null ? null : commitPoints.get(owner);
+    boolean decided = commitPoint != null && memory.content(commitPoint) != null;
+    if (owner != null && !owner.equals(jobOf(actor)) && liveJobs.contains(owner) && !decided) {
+      violations.add(
+          actor + " aborted upload " + uploadId + " of " + key + ", which live " + owner + " owns");
     }
   }
 

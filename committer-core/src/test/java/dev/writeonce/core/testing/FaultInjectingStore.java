@@ -216,6 +216,16 @@ public final class FaultInjectingStore implements StoreGateway {
   }
 
   @Override
+  public boolean deleteObjectIfMatch(String key, String etag) throws StoreException {
+    return call(RequestType.DELETE_OBJECTS, key, () -> delegate.deleteObjectIfMatch(key, etag));
+  }
+
+  @Override
+  public long storeNowMillis() throws StoreException {
+    return delegate.storeNowMillis();
+  }
+
+  @Override
   public void deleteObjects(Collection<String> keys) throws StoreException {
     if (keys.isEmpty()) {
       return; // sends no request, as the real gateway

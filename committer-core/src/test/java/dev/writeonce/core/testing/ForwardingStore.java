@@ -91,6 +91,16 @@ public class ForwardingStore implements StoreGateway {
   }
 
   @Override
+  public boolean deleteObjectIfMatch(String key, String etag) throws StoreException {
+    return delegate.deleteObjectIfMatch(key, etag);
+  }
+
+  @Override
+  public long storeNowMillis() throws StoreException {
+    return delegate.storeNowMillis();
+  }
+
+  @Override
   public void deleteObjects(Collection<String> keys) throws StoreException {
     delegate.deleteObjects(keys);
   }

@@ -225,6 +225,20 @@ public final class InMemoryStore implements StoreGateway {
     }
   }
 
+  @Override
+  public boolean deleteObjectIfMatch(String key, String etag) {
+    counters.increment(RequestType.DELETE_OBJECTS);
+    StoredObject current = objects.get(key);
+    return current != null
+        && current.etag().equals(Etags.unquote(etag))
+        && objects.remove(key, current);
+  }
+
+  @Override
+  public long storeNowMillis() {
+    return clock.get();
+  }
+
   /** Moves the store's clock forward, as time passing between two requests. */
   public void advanceClock(long millis) {
     clock.addAndGet(millis);

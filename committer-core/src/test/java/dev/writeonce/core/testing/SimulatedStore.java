@@ -156,6 +156,20 @@ public final class SimulatedStore implements StoreGateway {
   }
 
   @Override
+  public boolean deleteObjectIfMatch(String key, String etag) {
+    counters.increment(RequestType.DELETE_OBJECTS);
+    ObjectInfo current = objects.get(key);
+    return current != null
+        && current.etag().equals(Etags.unquote(etag))
+        && objects.remove(key, current);
+  }
+
+  @Override
+  public long storeNowMillis() {
+    return System.currentTimeMillis();
+  }
+
+  @Override
   public void deleteObjects(Collection<String> keys) {
     for (int i = 0; i < keys.size(); i += 1000) {
       counters.increment(RequestType.DELETE_OBJECTS);
