@@ -48,7 +48,7 @@ final class InspectCommand implements Callable<Integer> {
       output.say("destination " + access.destination);
       printSuccess(output, report);
       boolean attention = report.successProblem() != null;
-      long now = System.currentTimeMillis();
+      long now = access.gateway.storeNowMillis(); // leases are judged on the store's clock
       if (report.jobs().isEmpty()) {
         output.say("jobs: none with records");
       }

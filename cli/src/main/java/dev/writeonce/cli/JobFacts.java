@@ -109,7 +109,23 @@ final class JobFacts {
             + claim.jobId()
             + ", which is no longer live");
     if (act) {
-      gateway.deleteObjects(java.util.List.of(layout.failModeClaimKey()));
+      // Only the claim judged stale, and only once it has lapsed on the store's clock: a claim
+      // that another job took since the read stays.
+      long lease = Math.max(0, claim.expiresAtMillis() - claim.claimedAtMillis());
+      dev.writeonce.core.store.OwnedObjects.deleteIfOwned(
+          gateway,
+          layout.failModeClaimKey(),
+          body -> sameClaim(body, claim),
+          (info, storeNow) -> info.lastModifiedMillis() + lease <= storeNow);
+    }
+  }
+
+  private static boolean sameClaim(byte[] body, DestinationClaim claim) {
+    try {
+      return dev.writeonce.core.json.JobRecordFormat.claimFromJson(body, "fail-mode claim")
+          .isHeldBy(claim.jobId(), claim.uuid());
+    } catch (dev.writeonce.core.errors.FormatException e) {
+      return false;
     }
   }
 }

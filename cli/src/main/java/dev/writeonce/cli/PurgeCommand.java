@@ -80,9 +80,10 @@ final class PurgeCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     output = new CommandOutput(spec, format, "purge");
-    long now = System.currentTimeMillis();
-    cutoff = now - olderThan.toMillis();
     try (StoreAccess access = StoreAccess.open(store)) {
+      // Ages and leases are judged on the store's clock, against the times the store assigned.
+      long now = access.gateway.storeNowMillis();
+      cutoff = now - olderThan.toMillis();
       output.root().put("destination", access.destination.toString());
       output.root().put("dryRun", !yes);
       output.root().put("olderThanSeconds", olderThan.toSeconds());

@@ -74,7 +74,7 @@ final class RecoverCommand implements Callable<Integer> {
       JobInspector.Report report = new JobInspector(access.gateway, access.layout).inspect();
       JobCommitEngine engine =
           new JobCommitEngine(access.gateway, access.config, access.destination);
-      long now = System.currentTimeMillis();
+      long now = access.gateway.storeNowMillis(); // leases are judged on the store's clock
       int failures = 0;
       int acted = 0;
       int position = 0;

@@ -6,13 +6,13 @@ import dev.writeonce.core.json.InsertLockFormat;
 import dev.writeonce.core.model.InsertLock;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.store.ErrorKind;
+import dev.writeonce.core.store.OwnedObjects;
 import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ScheduledFuture;
@@ -159,8 +159,10 @@ public final class InsertLockHolder {
         return new InsertLockHolder(store, key, uri, mine, current.get().info().etag());
       }
       long now = clock.getAsLong();
+      // The lapse is judged on the store's clock: its Last-Modified against the time the store
+      // gave its answer to this read, never against this host's clock, whose skew is unknown.
       long lapsesAt = current.get().info().lastModifiedMillis() + other.leaseMillis();
-      if (now >= lapsesAt) {
+      if (store.storeNowMillis() >= lapsesAt) {
         Optional<InsertLockHolder> taken =
             takeOver(
                 store, key, uri, mine.renewedAt(now), current.get(), other, lapsesAt, progress);
@@ -403,7 +405,22 @@ public final class InsertLockHolder {
         return;
       }
       try {
-        store.deleteObjects(List.of(key));
+        // Only while it is still this acquisition's, and not about to lapse: a holder that was
+        // paused past its lease may have been taken over without a renewal noticing.
+        OwnedObjects.Outcome outcome =
+            OwnedObjects.deleteIfOwned(
+                store,
+                key,
+                body -> isThisAcquisition(body),
+                (info, storeNow) ->
+                    storeNow < info.lastModifiedMillis() + lock.leaseMillis() - safetyMargin());
+        if (outcome == OwnedObjects.Outcome.NOT_OURS) {
+          LOG.warn(
+              "{}: the insert lock {} is no longer this statement's, or was about to lapse: left"
+                  + " for the statement that took it over, or to lapse",
+              lock.holder(),
+              uri);
+        }
       } catch (IOException | RuntimeException e) {
         LOG.warn(
             "{}: removing the insert lock {} failed ({}); the next statement that adds files there"
@@ -414,6 +431,23 @@ public final class InsertLockHolder {
             lock.leaseMillis());
       }
     }
+  }
+
+  private boolean isThisAcquisition(byte[] body) {
+    try {
+      return InsertLockFormat.fromJson(body, uri).uuid().equals(lock.uuid());
+    } catch (FormatException e) {
+      return false;
+    }
+  }
+
+  /**
+   * How long before the lease lapses a release stops deleting: a quarter of the lease, so that a
+   * takeover, which needs the lapse, cannot land between the read-back and the delete on a store
+   * that ignores {@code If-Match} on DELETE unless that delete takes longer than this to arrive.
+   */
+  private long safetyMargin() {
+    return lock.leaseMillis() / 4;
   }
 
   private void cancelRenewal() {

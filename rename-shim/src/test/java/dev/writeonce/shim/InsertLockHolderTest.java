@@ -226,4 +226,65 @@ class InsertLockHolderTest {
         .hasMessageContaining("not a writeonce insert lock");
     assertThat(new String(memory.content(KEY))).isEqualTo("written by another tool");
   }
+
+  @Test
+  void aHolderPausedPastItsLeaseNeverDeletesTheLockOfTheStatementThatTookItOver() throws Exception {
+    InsertLockHolder paused = acquire("statement-1", neverWaits());
+    InsertLockHolder taker = acquire("statement-2", millis -> memory.advanceClock(millis));
+
+    // The paused holder resumes, finishes its statement and releases, with no renewal since.
+    paused.release();
+
+    assertThat(stored().holder())
+        .as("the lock stays the taker's: a third statement cannot enter while it runs")
+        .isEqualTo("statement-2");
+    assertThatThrownBy(() -> acquire("statement-3", neverWaits()))
+        .as("a third statement has to wait")
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("did not expect to wait");
+    taker.release();
+    assertThat(memory.keys()).isEmpty();
+  }
+
+  @Test
+  void aWaiterWhoseClockRunsMinutesAheadNeverTakesOverALiveLock() throws Exception {
+    InsertLockHolder live = acquire("statement-1", neverWaits());
+    long eightMinutes = 8 * 60_000L;
+
+    assertThatThrownBy(
+            () ->
+                InsertLockHolder.acquire(
+                    memory,
+                    KEY,
+                    URI,
+                    "s3a://bucket/warehouse/t",
+                    "statement-2",
+                    LEASE,
+                    WAIT,
+                    ShimConfig.INSERT_WAIT,
+                    progress::add,
+                    () -> memory.clockMillis() + eightMinutes,
+                    millis -> {
+                      memory.advanceClock(millis);
+                      live.renew();
+                    }))
+        .hasMessageContaining("statement statement-1");
+    assertThat(live.isLost()).isFalse();
+    assertThat(stored().holder()).isEqualTo("statement-1");
+  }
+
+  @Test
+  void aReleaseJustBeforeTheLeaseLapsesLeavesTheLockToLapseRatherThanRaceATakeover()
+      throws Exception {
+    InsertLockHolder late = acquire("statement-1", neverWaits());
+    memory.advanceClock(LEASE - 1);
+
+    late.release();
+
+    assertThat(stored().holder()).isEqualTo("statement-1");
+    InsertLockHolder next = acquire("statement-2", millis -> memory.advanceClock(millis));
+    assertThat(stored().holder()).isEqualTo("statement-2");
+    next.release();
+    assertThat(memory.keys()).isEmpty();
+  }
 }

@@ -9,10 +9,10 @@ import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.DestinationClaim;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.store.ErrorKind;
+import dev.writeonce.core.store.OwnedObjects;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,12 +25,23 @@ final class FailModeClaim {
   private FailModeClaim() {}
 
   /**
-   * Releases the fail-mode claim. A failure here must not turn a commit that went through into a
-   * reported failure: the claim is only left behind, and the message says how to remove it.
+   * Releases the fail-mode claim, only while it is still this run's ({@link OwnedObjects}): if an
+   * operator's recover removed it as stale and another job took it since, that job's claim stays. A
+   * failure here must not turn a commit that went through into a reported failure: the claim is
+   * only left behind, and the message says how to remove it.
    */
-  static void release(StoreGateway store, Destination destination, String jobId, String claim) {
+  static void release(StoreGateway store, Destination destination, JobRecord job, String claim) {
+    String jobId = job.jobId();
     try {
-      store.deleteObjects(List.of(claim));
+      OwnedObjects.Outcome outcome =
+          OwnedObjects.deleteIfOwned(
+              store, claim, body -> isHeldBy(body, claim, job), (info, storeNow) -> true);
+      if (outcome == OwnedObjects.Outcome.NOT_OURS) {
+        LOG.warn(
+            "Job {}: the fail-mode claim {} is no longer this run's: left for its holder",
+            jobId,
+            destination.uriOf(claim));
+      }
     } catch (IOException e) {
       LOG.warn(
           "Job {}: the fail-mode claim {} could not be removed ({}); later fail-mode jobs on {}"
@@ -41,6 +52,14 @@ final class FailModeClaim {
           e.getMessage(),
           destination,
           destination);
+    }
+  }
+
+  private static boolean isHeldBy(byte[] body, String key, JobRecord job) {
+    try {
+      return JobRecordFormat.claimFromJson(body, key).isHeldBy(job.jobId(), job.uuid());
+    } catch (dev.writeonce.core.errors.FormatException e) {
+      return false;
     }
   }
 

@@ -149,7 +149,7 @@ final class JobCommits {
       throw e;
     } finally {
       if (claim != null) {
-        FailModeClaim.release(store, destination, jobId, claim);
+        FailModeClaim.release(store, destination, record, claim);
       }
     }
   }

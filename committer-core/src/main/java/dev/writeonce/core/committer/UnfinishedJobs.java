@@ -42,7 +42,7 @@ final class UnfinishedJobs {
 
   void finishOrRefuse(String newJobId, JobInspector.Report report, JobCommitEngine engine)
       throws IOException {
-    long idleSince = System.currentTimeMillis() - config.unfinishedAfterMillis();
+    long idleSince = store.storeNowMillis() - config.unfinishedAfterMillis();
     List<JobInspector.Job> unfinished = report.in(JobInspector.State.COMMITTED_UNFINISHED);
     for (JobInspector.Job job : unfinished) {
       if (job.lastModifiedMillis() > idleSince) {

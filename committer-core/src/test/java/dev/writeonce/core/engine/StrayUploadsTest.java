@@ -78,6 +78,18 @@ class StrayUploadsTest {
   }
 
   @Test
+  void anUploadStartedLongBeforeTheIntentsLastRewriteIsStillAborted() throws Exception {
+    String attempt = "attempt_20261120_0001_r_000000_0";
+    String first = deadAttemptUpload(OLD, attempt);
+    store.advanceClock(60_000); // files close a minute apart: the intent is rewritten for each
+    records.saveTaskIntent(new TaskIntent(OLD, attempt, List.of(KEY, DEST.keyOf("part-r-00001"))));
+
+    engine().abort(OLD, List.of());
+
+    assertThat(store.openUploadIds()).doesNotContain(first).isEmpty();
+  }
+
+  @Test
   void aStrayScanWithNothingOpenReadsNoOtherJobsRecords() throws Exception {
     records.saveTaskIntent(new TaskIntent(OLD, "attempt_20261120_0001_r_000000_0", List.of(KEY)));
     jobRecord(RERUN, JobRecord.State.RUNNING);
