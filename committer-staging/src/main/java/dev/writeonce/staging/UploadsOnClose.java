@@ -55,9 +55,33 @@ final class UploadsOnClose {
   /** What the attempt's files became: uploads to keep, and the keys its intent names. */
   record Outcome(Map<Path, PendingUpload> uploads, Set<String> intentKeys) {}
 
-  /** An upload started for a file as it was when closed. */
+  /**
+   * An upload started for a file as it was when closed. Whether it runs is decided once: the task
+   * claims it as it starts, or a retirement cancels it before that. A Future's own cancel is no
+   * such decision: it also succeeds while the task runs, and the upload it creates would be left
+   * open with nobody waiting for it.
+   */
   private record Started(
-      Path file, String key, long size, long modified, Future<PendingUpload> upload) {}
+      Path file,
+      String key,
+      long size,
+      long modified,
+      Future<PendingUpload> upload,
+      java.util.concurrent.atomic.AtomicInteger phase) {
+
+    private static final int WAITING = 0;
+    private static final int RUNNING = 1;
+    private static final int CANCELLED = 2;
+
+    /** True when the upload never started and never will; otherwise it must be awaited. */
+    boolean cancelIfNotStarted() {
+      if (!phase.compareAndSet(WAITING, CANCELLED)) {
+        return false;
+      }
+      upload.cancel(false);
+      return true;
+    }
+  }
 
   private final Path attemptDir;
   private final String attempt;
@@ -232,13 +256,18 @@ final class UploadsOnClose {
         retire(earlier);
       }
       closedKeys.add(key);
+      java.util.concurrent.atomic.AtomicInteger phase =
+          new java.util.concurrent.atomic.AtomicInteger();
       Future<PendingUpload> upload =
           pool.submit(
               () -> {
+                if (!phase.compareAndSet(Started.WAITING, Started.RUNNING)) {
+                  throw new CancellationException("retired before it started");
+                }
                 nameInIntent(key);
                 return LocalFileUploader.upload(store, key, file, size, partSize, attempt);
               });
-      current.put(file, new Started(file, key, size, modified, upload));
+      current.put(file, new Started(file, key, size, modified, upload, phase));
     }
     LOG.debug("{}: uploading {} bytes to {} on close", attempt, size, key);
   }
@@ -283,8 +312,8 @@ final class UploadsOnClose {
 
   /** An upload that no longer stands for its file: never started, or to be aborted once done. */
   private void retire(Started started) {
-    if (!started.upload().cancel(false)) {
-      stale.add(started);
+    if (!started.cancelIfNotStarted()) {
+      stale.add(started); // running or done: awaited and aborted at the attempt's end
     }
   }
 
@@ -356,7 +385,7 @@ final class UploadsOnClose {
     List<PendingUpload> done = new ArrayList<>();
     int unknown = 0;
     for (Started started : all) {
-      if (started.upload().cancel(false)) {
+      if (started.cancelIfNotStarted()) {
         continue;
       }
       try {

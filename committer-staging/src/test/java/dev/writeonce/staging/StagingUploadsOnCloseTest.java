@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.writeonce.core.committer.ConflictPolicy;
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.errors.StoreException;
+import dev.writeonce.core.model.UploadPart;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.testing.FaultInjectingStore;
@@ -64,7 +65,27 @@ class StagingUploadsOnCloseTest {
               }
               return super.createUpload(key);
             }
+
+            @Override
+            public UploadPart uploadPart(
+                String key, String uploadId, int partNumber, Path file, long offset, long length)
+                throws StoreException {
+              partStarted.countDown();
+              try {
+                partGate.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              return super.uploadPart(key, uploadId, partNumber, file, offset, length);
+            }
           });
+
+  /** Parts wait here until a test opens it; open by default. */
+  private volatile java.util.concurrent.CountDownLatch partGate =
+      new java.util.concurrent.CountDownLatch(0);
+
+  private final java.util.concurrent.CountDownLatch partStarted =
+      new java.util.concurrent.CountDownLatch(1);
   private final ConflictPolicy policy = ConflictPolicy.directory();
   private Configuration conf;
   private JobID jobId;
@@ -211,6 +232,23 @@ class StagingUploadsOnCloseTest {
 
     assertThat(content("table/part-0")).isEqualTo("second, longer");
     assertThat(memory.openUploadIds()).isEmpty();
+  }
+
+  @Test
+  void aFileRewrittenWhileItsUploadOnCloseRunsLeavesThatUploadAbortedNotOpen() throws Exception {
+    partGate = new java.util.concurrent.CountDownLatch(1);
+    Attempt task = setUpJobAndTask();
+    write(task.committer(), "part-0", "first");
+    assertThat(partStarted.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    // The upload of "first" is running: its upload is created, its part not yet sent.
+    write(task.committer(), "part-0", "second, longer");
+    partGate.countDown();
+
+    task.committer().commitTask(task.context());
+    committer(job()).commitJob(job());
+
+    assertThat(content("table/part-0")).isEqualTo("second, longer");
+    assertThat(memory.openUploadIds()).as("the running upload of the stale file").isEmpty();
   }
 
   @Test
