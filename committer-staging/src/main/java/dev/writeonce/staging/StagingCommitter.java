@@ -38,7 +38,7 @@ public final class StagingCommitter extends MultipartOutputCommitter {
 
   private static final Logger LOG = LoggerFactory.getLogger(StagingCommitter.class);
 
-  private final Path localJobDir;
+  private final String stagingRoot;
   private final org.apache.hadoop.fs.Path workPath;
 
   public StagingCommitter(
@@ -49,23 +49,35 @@ public final class StagingCommitter extends MultipartOutputCommitter {
       StoreOpener opener)
       throws IOException {
     super(name, outputPath, context, conflicts, opener);
-    // Two jobs with one job id (local runners, Spark jobs started in the same second) must not
-    // share local files: the destination tells them apart, and one destination takes one run.
-    String jobDir =
-        Paths.get(config().stagingDir()).toAbsolutePath()
-            + "/"
-            + jobId(context)
-            + "-"
-            + Etags.md5Hex(destination().toString()).substring(0, 12);
-    this.localJobDir = Paths.get(StagingLocalFileSystem.localPath(jobDir)).normalize();
+    this.stagingRoot = Paths.get(config().stagingDir()).toAbsolutePath().toString();
     String attempt =
         context instanceof TaskAttemptContext task ? attemptId(task) : "job-" + jobId(context);
-    this.workPath = StagingLocalFileSystem.pathOf(jobDir + "/" + attempt);
+    this.workPath = StagingLocalFileSystem.pathOf(jobDirName(context) + "/" + attempt);
+  }
+
+  /**
+   * The local directory of a job's run. Hadoop job and attempt ids are not unique (Spark makes them
+   * from the second and the stage id), so the name carries what is: the id the job's records go
+   * under (Spark's write id), the run id where the configuration has one, and the destination. Two
+   * writes on one host never share an attempt's files.
+   */
+  private String jobDirName(JobContext context) {
+    String run = runUuid(context).map(uuid -> "-" + uuid).orElse("");
+    return stagingRoot
+        + "/"
+        + recordsJobId(context)
+        + run
+        + "-"
+        + Etags.md5Hex(destination().toString()).substring(0, 12);
+  }
+
+  private Path localJobDir(JobContext context) {
+    return Paths.get(StagingLocalFileSystem.localPath(jobDirName(context))).normalize();
   }
 
   /** The local directory of the attempt a call names: not necessarily this committer's own. */
   private Path localAttemptDir(TaskAttemptContext context) {
-    return localJobDir.resolve(attemptId(context));
+    return localJobDir(context).resolve(attemptId(context));
   }
 
   /** The local directory where the attempt's output goes; relative paths become keys. */
@@ -186,6 +198,7 @@ public final class StagingCommitter extends MultipartOutputCommitter {
    */
   @Override
   protected void cleanupJobLocally(JobContext context) throws IOException {
+    Path localJobDir = localJobDir(context);
     UploadsOnClose.abortUnder(localJobDir);
     if (Files.exists(localJobDir)) {
       deleteTree(localJobDir);
