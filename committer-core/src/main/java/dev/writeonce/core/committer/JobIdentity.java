@@ -54,12 +54,9 @@ final class JobIdentity {
    */
   void claim(String jobId, String uuid, boolean retriedDriver, boolean fenced) throws IOException {
     if (fenced) {
-      if (!retriedDriver) {
-        throw earlierRun(jobId, "was aborted by another process; its abort fence stands", null);
-      }
-      LOG.warn(
-          "Job {}: this restarted driver removes the abort fence of its earlier attempt", jobId);
-      engine.abort(jobId, List.of(), true);
+      // Not even for a restarted driver: nothing tells whether the attempt the fence stopped was
+      // committing, so a write of its manifest may still be in flight.
+      throw earlierRun(jobId, "was aborted; its abort fence stands", null);
     }
     long now = System.currentTimeMillis();
     JobRecord mine =
@@ -75,7 +72,12 @@ final class JobIdentity {
     for (int tries = 0; ; tries++) {
       try {
         records.saveJobRecord(mine, true);
-        requireUnusedCommitPoint(jobId);
+        try {
+          requireUnusedCommitPoint(jobId);
+        } catch (CommitConflictException refused) {
+          withdraw(mine, refused);
+          throw refused;
+        }
         records.holdLease(mine);
         return;
       } catch (StoreException e) {
@@ -115,19 +117,66 @@ final class JobIdentity {
     }
   }
 
+  /**
+   * Removes the record this run just created when the job id turned out to be unusable, so that no
+   * RUNNING record stands beside another run's fence or manifest; only while it is this run's.
+   */
+  private void withdraw(JobRecord mine, CommitConflictException refused) {
+    try {
+      dev.writeonce.core.store.OwnedObjects.deleteIfOwned(
+          engine.store(),
+          engine.layout().jobRecordKey(mine.jobId()),
+          body -> isRecordOf(body, mine),
+          (info, storeNow) -> true);
+    } catch (IOException e) {
+      refused.addSuppressed(e);
+    }
+  }
+
+  private boolean isRecordOf(byte[] body, JobRecord mine) {
+    try {
+      return dev.writeonce.core.json.JobRecordFormat.fromJson(body, "job record")
+          .uuid()
+          .equals(mine.uuid());
+    } catch (dev.writeonce.core.errors.FormatException e) {
+      return false;
+    }
+  }
+
+  /**
+   * A restarted MapReduce application master takes the job over from its dead earlier attempt only
+   * when that attempt never began to commit (its record says RUNNING and nothing stands at the
+   * commit point): then no write of its manifest can be in flight, and its uploads are aborted and
+   * its fence released. An attempt that was committing may have a manifest write in flight: its
+   * uploads are aborted and its fence kept, and the restart is refused, as MapReduce's own commit
+   * markers refuse it.
+   */
   private void takeOverFromDeadAttempt(JobRecord other, boolean retriedDriver) throws IOException {
     String jobId = other.jobId();
     JobRecords.CommitPoint point = records.loadCommitPoint(jobId);
-    if (retriedDriver
-        && other.state() != State.FINISHED
-        && point != JobRecords.CommitPoint.COMMITTED) {
+    if (retriedDriver && other.state() == State.RUNNING && point == JobRecords.CommitPoint.NONE) {
       LOG.warn(
-          "Job {}: this restarted driver takes the job over from its earlier attempt {}: aborting"
-              + " what that attempt uploaded",
+          "Job {}: this restarted driver takes the job over from its earlier attempt {}, which"
+              + " never began to commit: aborting what that attempt uploaded",
           jobId,
           other.uuid());
       engine.abort(jobId, List.of(), true);
       return;
+    }
+    if (retriedDriver
+        && other.state() == State.COMMITTING
+        && point == JobRecords.CommitPoint.NONE) {
+      LOG.warn(
+          "Job {}: the earlier attempt {} of this restarted driver was committing: its uploads are"
+              + " aborted and its abort fence kept, since a write of its manifest may still land",
+          jobId,
+          other.uuid());
+      engine.abort(jobId, List.of(), false);
+      throw earlierRun(
+          jobId,
+          "was committing in an earlier attempt of this application master, whose manifest write"
+              + " may still land; that attempt is aborted and the job id cannot be used again",
+          other);
     }
     String state =
         other.state() == State.FINISHED

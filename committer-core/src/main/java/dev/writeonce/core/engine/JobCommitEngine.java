@@ -68,6 +68,11 @@ public final class JobCommitEngine {
     return records;
   }
 
+  /** The gateway this engine sends every request through. */
+  public StoreGateway store() {
+    return store;
+  }
+
   public JobLayout layout() {
     return layout;
   }
