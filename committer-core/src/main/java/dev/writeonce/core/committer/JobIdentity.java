@@ -58,6 +58,11 @@ final class JobIdentity {
       // committing, so a write of its manifest may still be in flight.
       throw earlierRun(jobId, "was aborted; its abort fence stands", null);
     }
+    if (retriedDriver && finishedEarlier(jobId)) {
+      // The earlier attempt finished the job and died after: running its tasks again would
+      // publish the output twice.
+      throw alreadyFinished(jobId);
+    }
     long now = System.currentTimeMillis();
     JobRecord mine =
         new JobRecord(

@@ -1,10 +1,13 @@
 package dev.writeonce.core.engine;
 
 import dev.writeonce.core.errors.FormatException;
+import dev.writeonce.core.json.JobRecordFormat;
+import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ObjectInfo;
+import dev.writeonce.core.store.OwnedObjects;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -68,7 +71,12 @@ final class JobCleanup {
    * @param takenAttempts task attempts whose uploads the job completed; the uploads of any other
    *     task manifest found are aborted first
    */
-  void deleteRecords(String jobId, Set<String> takenAttempts, String lastKey, boolean releaseLast)
+  void deleteRecords(
+      String jobId,
+      Set<String> takenAttempts,
+      String lastKey,
+      boolean releaseLast,
+      String lastEtagWritten)
       throws IOException {
     // A renewal after this listing would bring back a record of a removed job.
     JobLease.release(store, layout, jobId);
@@ -138,7 +146,41 @@ final class JobCleanup {
           retentionMillis);
     }
     if (last != null && (expired || releaseLast && !keepStrays)) {
-      store.deleteObjects(List.of(lastKey));
+      deleteOutcome(jobId, lastKey, lastEtagWritten);
+    }
+  }
+
+  /**
+   * Deletes the record that states the job's outcome, only while it is still that record: once it
+   * is gone, a new run of the same job id may create its own at the same key, and a second cleaner
+   * that listed the old one earlier (a recovery, another job's setup) must not delete the new one.
+   * The process that just wrote it deletes it with {@code If-Match} on the ETag it wrote (no other
+   * run can replace it while it exists: records are created with {@code If-None-Match: *}); any
+   * other reads it back first ({@link OwnedObjects}).
+   */
+  private void deleteOutcome(String jobId, String lastKey, String etagWritten) throws IOException {
+    boolean deleted =
+        etagWritten != null
+            ? store.deleteObjectIfMatch(lastKey, etagWritten)
+            : OwnedObjects.deleteIfOwned(
+                    store, lastKey, body -> isOutcome(jobId, lastKey, body), (info, now) -> true)
+                != OwnedObjects.Outcome.NOT_OURS;
+    if (!deleted) {
+      LOG.info(
+          "Job {}: {} changed since it was read (a new run of the job id?): left in place",
+          jobId,
+          layout.destination().uriOf(lastKey));
+    }
+  }
+
+  private boolean isOutcome(String jobId, String key, byte[] body) {
+    try {
+      if (key.equals(layout.jobRecordKey(jobId))) {
+        return JobRecordFormat.fromJson(body, key).state() == JobRecord.State.FINISHED;
+      }
+      return key.equals(layout.jobManifestKey(jobId)) && JobRecordFormat.isAbortFence(body, key);
+    } catch (FormatException e) {
+      return false;
     }
   }
 
@@ -190,9 +232,10 @@ final class JobCleanup {
   }
 
   /** Like {@link #deleteRecords}, but a failure only leaves the records for recovery. */
-  void deleteRecordsQuietly(String jobId, Set<String> takenAttempts, String lastKey) {
+  void deleteRecordsQuietly(
+      String jobId, Set<String> takenAttempts, String lastKey, String lastEtagWritten) {
     try {
-      deleteRecords(jobId, takenAttempts, lastKey, true);
+      deleteRecords(jobId, takenAttempts, lastKey, true, lastEtagWritten);
     } catch (IOException e) {
       LOG.warn(
           "Job {} has ended, but its records under {} could not all be removed ({}); recovery"

@@ -175,7 +175,7 @@ public final class JobCommitEngine {
       LOG.info("Job {} already finished; removing its records", jobId);
       // Every upload the job took is completed, so aborting those of leftover task manifests
       // only ends uploads of attempts the job did not take.
-      cleanup.deleteRecordsQuietly(jobId, Set.of(), layout.jobRecordKey(jobId));
+      cleanup.deleteRecordsQuietly(jobId, Set.of(), layout.jobRecordKey(jobId), null);
       return Optional.of(
           new CommitResult(jobId, 0, 0, 0, 0, 0, store.counters().since(before), Map.of(), null));
     }
@@ -260,7 +260,7 @@ public final class JobCommitEngine {
       throw failure;
     }
     // Every upload of every task manifest read is aborted: they need no second look.
-    cleanup.deleteRecords(jobId, attempts, layout.jobManifestKey(jobId), releaseFence);
+    cleanup.deleteRecords(jobId, attempts, layout.jobManifestKey(jobId), releaseFence, null);
     LOG.info(
         "Job {} aborted: {} uploads aborted, records removed{}",
         jobId,
@@ -346,11 +346,11 @@ public final class JobCommitEngine {
             clock.getAsLong());
     stageMillis.put("success", elapsedMillis(start));
 
-    markFinished(jobId, record);
+    String finished = markFinished(jobId, record);
     start = System.nanoTime();
     Set<String> taken = new HashSet<>(takenAttempts);
     taken.addAll(outcome.attempts());
-    cleanup.deleteRecordsQuietly(jobId, taken, layout.jobRecordKey(jobId));
+    cleanup.deleteRecordsQuietly(jobId, taken, layout.jobRecordKey(jobId), finished);
     stageMillis.put("cleanup", elapsedMillis(start));
     LOG.info(
         "Job {} finished: {} files, {} bytes ({} completed, {} already completed, {} lost), {}"
@@ -366,7 +366,7 @@ public final class JobCommitEngine {
   }
 
   /** The job's own, durable end: leftovers of a finished job are never finished again. */
-  private void markFinished(String jobId, JobRecord record) throws IOException {
+  private String markFinished(String jobId, JobRecord record) throws IOException {
     long now = clock.getAsLong();
     JobRecord base =
         record != null
@@ -380,7 +380,7 @@ public final class JobCommitEngine {
                 now,
                 now,
                 config.leaseMillis());
-    records.saveJobRecord(base.withState(State.FINISHED, now), false);
+    return records.saveJobRecord(base.withState(State.FINISHED, now), false);
   }
 
   private CommitResult result(

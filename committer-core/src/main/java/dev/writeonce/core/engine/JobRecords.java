@@ -129,12 +129,14 @@ public final class JobRecords {
    * it, so that no renewal follows the job's end.
    *
    * @param create write only if no record exists ({@code If-None-Match: *})
+   * @return the ETag of the record written
    */
-  public void saveJobRecord(JobRecord record, boolean create) throws StoreException {
+  public String saveJobRecord(JobRecord record, boolean create) throws StoreException {
     if (!record.isInProgress()) {
       JobLease.release(store, layout, record.jobId());
     }
-    store.putObject(layout.jobRecordKey(record.jobId()), JobRecordFormat.toJson(record), create);
+    return store.putObject(
+        layout.jobRecordKey(record.jobId()), JobRecordFormat.toJson(record), create);
   }
 
   /**
@@ -300,12 +302,14 @@ public final class JobRecords {
 
   /**
    * Whether the job has ended since its manifest was read: its record says finished, or its
-   * manifest is gone (only the cleanup of a finished job removes it).
+   * manifest is no longer at its key (only the cleanup of a finished job removes it; an abort fence
+   * found there now was raised after that removal, by a recovery that found the job's records half
+   * gone).
    */
   private boolean finishedMeanwhile(String jobId) throws StoreException, FormatException {
     Optional<JobRecord> record = loadJobRecord(jobId);
     return record.isPresent() && record.get().state() == JobRecord.State.FINISHED
-        || store.headObject(layout.jobManifestKey(jobId)).isEmpty();
+        || loadCommitPoint(jobId) != CommitPoint.COMMITTED;
   }
 
   static String sha256(byte[] bytes) {

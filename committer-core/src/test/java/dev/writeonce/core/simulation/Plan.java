@@ -126,6 +126,22 @@ record Plan(
     return seed % 3 == 0;
   }
 
+  /**
+   * Whether a job's driver, once crashed, is restarted as MapReduce restarts an application master
+   * (attempt 1, same job id, a new run id), and whether the request it crashed at was in flight and
+   * lands only after the restart's setup: one crashing driver in two. Derived, so that shrinking
+   * the crash away removes the restart too.
+   */
+  boolean restarts(JobPlan job) {
+    // YARN restarts application masters, and its job ids are unique: no other job of the
+    // schedule has this one's id, which is all a restarted master can tell its earlier attempt by.
+    return job.driverCrashAt() > 0
+        && ((seed >>> 1) + job.index()) % 2 == 0
+        && jobs.stream()
+            .noneMatch(
+                other -> other.index() != job.index() && other.jobIdNumber() == job.jobIdNumber());
+  }
+
   /** A crash at a random request, one time in three; 0 for none. */
   private static int crash(Random random, int maxCall) {
     return random.nextInt(3) == 0 ? 1 + random.nextInt(maxCall) : 0;
@@ -219,6 +235,11 @@ record Plan(
       text.append(
           job.driverCrashAt() > 0 ? ", driver crashes at request " + job.driverCrashAt() : "");
       text.append(job.recoverOnSetup() ? ", setup recovers" : "");
+      text.append(
+          restarts(job)
+              ? ", its request in flight at the crash lands late, and the driver restarts as"
+                  + " application attempt 1"
+              : "");
       for (AttemptPlan attempt : job.attempts()) {
         text.append("\n    task ")
             .append(attempt.task())

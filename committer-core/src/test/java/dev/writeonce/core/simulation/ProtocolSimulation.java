@@ -157,13 +157,27 @@ final class ProtocolSimulation {
 
   private SimStore store(
       Scheduler scheduler, Scheduler.Actor actor, String name, int crashAt, long salt) {
+    return store(scheduler, actor, name, crashAt, salt, false);
+  }
+
+  private SimStore store(
+      Scheduler scheduler,
+      Scheduler.Actor actor,
+      String name,
+      int crashAt,
+      long salt,
+      boolean landsLate) {
     return new SimStore(
         world,
         scheduler,
         actor,
         name,
         new SimStore.Faults(
-            crashAt, plan.transientRate(), plan.lostAnswerRate(), plan.seed() * 1_000_003 + salt));
+            crashAt,
+            plan.transientRate(),
+            plan.lostAnswerRate(),
+            plan.seed() * 1_000_003 + salt,
+            landsLate));
   }
 
   private void addDriver(Scheduler scheduler, JobRun run) {
@@ -201,6 +215,98 @@ final class ProtocolSimulation {
               }
             });
     run.driver = self[0];
+    if (plan.restarts(job)) {
+      addRestartedDriver(scheduler, run, id, output);
+    }
+  }
+
+  /**
+   * The driver restarted after its crash, as MapReduce restarts an application master: attempt 1 of
+   * the application, the same job id, a run id of its own, and every task run again. The request
+   * its first attempt crashed at lands just after the restart's setup, as a write that was on the
+   * wire can.
+   */
+  private void addRestartedDriver(Scheduler scheduler, JobRun run, JobID id, Path output) {
+    Plan.JobPlan job = run.plan;
+    Scheduler.Actor[] self = new Scheduler.Actor[1];
+    self[0] =
+        scheduler.add(
+            "driver " + job.index() + " restarted",
+            () -> {
+              scheduler.blockUntil(self[0], run.driver::isDone);
+              if (run.report != Report.CRASHED) {
+                world.land();
+                return;
+              }
+              synchronized (world) {
+                world.liveJobs.add("job " + job.index());
+              }
+              try {
+                restart(scheduler, self[0], run, job, id, output);
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              } finally {
+                world.land();
+                synchronized (world) {
+                  world.liveJobs.remove("job " + job.index());
+                }
+              }
+            });
+  }
+
+  private void restart(
+      Scheduler scheduler,
+      Scheduler.Actor self,
+      JobRun run,
+      Plan.JobPlan job,
+      JobID id,
+      Path output)
+      throws Exception {
+    JobConf conf = new JobConf(run.conf);
+    conf.unset(dev.writeonce.core.committer.MultipartOutputCommitter.JOB_UUID);
+    conf.setInt("mapreduce.job.application.attempt.id", 1);
+    SimStore store = store(scheduler, self, "driver " + job.index(), 0, 500 + job.index());
+    JobContext context = new JobContextImpl(conf, id);
+    SimCommitter committer = new SimCommitter(output, context, store, run.files);
+    try {
+      committer.setupJob(context);
+    } catch (dev.writeonce.core.errors.JobAlreadyFinishedException
+        | JobCommittedException earlierAttemptCommitted) {
+      run.report = Report.COMMITTED_UNFINISHED; // the job's outcome is its first attempt's
+      return;
+    } catch (CommitStateUnknownException unknown) {
+      run.report = Report.UNKNOWN;
+      return;
+    } catch (Throwable refused) {
+      run.report = Report.FAILED;
+      world.land();
+      abortQuietly(committer, context);
+      return;
+    }
+    world.land();
+    int tasks = 1 + job.attempts().stream().mapToInt(Plan.AttemptPlan::task).max().orElse(0);
+    for (int t = 0; t < tasks; t++) {
+      TaskAttemptID attemptId = new TaskAttemptID("sim", job.jobIdNumber(), TaskType.MAP, t, 100);
+      TaskAttemptContext task = new TaskAttemptContextImpl(new JobConf(conf), attemptId);
+      SimCommitter taskCommitter = new SimCommitter(output, task, store, run.files);
+      taskCommitter.setupTask(task);
+      run.files.byAttempt.put(
+          attemptId.toString(),
+          Map.of(
+              run.fileName(t, plan.sharedNames()),
+              bytes("job " + job.index() + " task " + t + " restarted")));
+      try {
+        taskCommitter.commitTask(task);
+      } catch (Throwable failed) {
+        run.report = Report.FAILED;
+        abortQuietly(committer, context);
+        return;
+      }
+    }
+    run.report = commit(committer, context);
+    if (run.report != Report.SUCCEEDED) {
+      abortQuietly(committer, context);
+    }
   }
 
   private void drive(
@@ -220,7 +326,13 @@ final class ProtocolSimulation {
       scheduler.blockUntil(self, earlier::isDone);
     }
     SimStore store =
-        store(scheduler, self, "driver " + job.index(), job.driverCrashAt(), job.index());
+        store(
+            scheduler,
+            self,
+            "driver " + job.index(),
+            job.driverCrashAt(),
+            job.index(),
+            plan.restarts(job));
     JobContext context = new JobContextImpl(run.conf, id);
     try {
       SimCommitter committer = new SimCommitter(output, context, store, run.files);

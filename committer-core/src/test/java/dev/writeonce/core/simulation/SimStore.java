@@ -33,8 +33,13 @@ final class SimStore implements StoreGateway {
   }
 
   /** How an actor's requests fail: crash at the Nth (0: never), and rates of the others. */
-  record Faults(int crashAt, double transientRate, double lostAnswerRate, long seed) {
-    static final Faults NONE = new Faults(0, 0, 0, 0);
+  record Faults(
+      int crashAt, double transientRate, double lostAnswerRate, long seed, boolean landsLate) {
+    static final Faults NONE = new Faults(0, 0, 0, 0, false);
+
+    Faults(int crashAt, double transientRate, double lostAnswerRate, long seed) {
+      this(crashAt, transientRate, lostAnswerRate, seed, false);
+    }
   }
 
   private interface Effect<T> {
@@ -84,6 +89,17 @@ final class SimStore implements StoreGateway {
     }
     if (n == faults.crashAt()) {
       dead = true;
+      if (faults.landsLate()) {
+        // The request was sent before the crash and reaches the store later.
+        world.inFlight.add(
+            () -> {
+              try {
+                effect.run();
+              } catch (StoreException refused) {
+                // a conditional write that the store refuses when it finally arrives
+              }
+            });
+      }
       throw new Crash(name);
     }
     if (roll < faults.transientRate()) {

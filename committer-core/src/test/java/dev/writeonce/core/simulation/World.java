@@ -71,6 +71,19 @@ final class World {
         manifest.deletes());
   }
 
+  /** Requests of crashed actors that were on the wire and reach the store later. */
+  final List<Runnable> inFlight = new ArrayList<>();
+
+  /** Lets every request still in flight reach the store, in the order they were sent. */
+  void land() {
+    List<Runnable> arriving;
+    synchronized (this) {
+      arriving = new ArrayList<>(inFlight);
+      inFlight.clear();
+    }
+    arriving.forEach(Runnable::run);
+  }
+
   /** Which job's actors created each upload: "job N". */
   final Map<String, String> uploadOwners = new HashMap<>();
 
