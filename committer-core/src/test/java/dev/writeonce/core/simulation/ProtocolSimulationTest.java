@@ -255,4 +255,102 @@ class ProtocolSimulationTest {
     assertThat(plan.sharedNames()).isTrue();
     assertThat(new ProtocolSimulation(plan).run()).isEmpty();
   }
+
+  /**
+   * Seed 20262861: a driver crashed while its manifest PUT was on the wire; its restarted
+   * application master took the job over, aborted the uploads and released the fence, and the late
+   * manifest then committed uploads that were gone. A committing earlier attempt is now aborted
+   * with its fence kept, and the restart refused.
+   */
+  @Test
+  void aRestartedDriverNeverLetsTheLateManifestOfItsCommittingEarlierAttemptLand()
+      throws Exception {
+    Plan plan =
+        new Plan(
+            20262861L,
+            List.of(
+                job(0, 1, 0, "replace", true, -1, 3, commits(0, 0)),
+                job(1, 1, 0, "replace", true, 0, 0, commits(0, 0), commits(1, 0), commits(2, 0)),
+                job(2, 0, 0, "fail", false, -1, 11, commits(0, 0))),
+            List.of(),
+            0,
+            0,
+            new boolean[] {false, true});
+    assertThat(plan.restarts(plan.jobs().get(2))).isTrue();
+    assertThat(new ProtocolSimulation(plan).run()).isEmpty();
+  }
+
+  /**
+   * Seed 20294932: three runs of one job id in turn on one destination. A job's setup recovery
+   * finished the first run's leftovers and deleted its job record after the next run had created
+   * its own there, so two runs of the job id ran at once. The outcome record is now deleted only
+   * while it is still that record.
+   */
+  @Test
+  void aSecondCleanerOfAFinishedJobNeverDeletesTheRecordOfTheNextRunOfItsJobId() throws Exception {
+    Plan plan =
+        new Plan(
+            20294932L,
+            List.of(
+                job(0, 1, 1, "append", true, -1, 0, commits(0, 0), commits(1, 0)),
+                job(1, 1, 1, "append", false, -1, 0, commits(0, 0)),
+                job(2, 1, 1, "append", true, 1, 0, commits(0, 0), commits(1, 0), commits(2, 0))),
+            List.of(),
+            0,
+            0,
+            new boolean[] {false, true});
+    assertThat(new ProtocolSimulation(plan).run()).isEmpty();
+  }
+
+  /**
+   * Seed 20292537: a recovery read a finished job's chunked manifest while the driver removed its
+   * records, and another recovery then fenced the job id; the first took the fence for a manifest
+   * still standing and reported the job damaged. A manifest no longer at its key now means the job
+   * finished.
+   */
+  @Test
+  void aFenceRaisedAfterAFinishedJobsCleanupIsNotTakenForItsManifest() throws Exception {
+    Plan plan =
+        new Plan(
+            20292537L,
+            List.of(
+                job(
+                    0,
+                    1,
+                    0,
+                    "append",
+                    false,
+                    -1,
+                    0,
+                    commits(0, 0),
+                    new Plan.AttemptPlan(1, 0, Plan.Outcome.ABORT, true, 0),
+                    new Plan.AttemptPlan(1, 1, Plan.Outcome.COMMIT, true, 3)),
+                job(
+                    1,
+                    0,
+                    0,
+                    "append",
+                    true,
+                    -1,
+                    0,
+                    commits(0, 0),
+                    commits(1, 0),
+                    new Plan.AttemptPlan(1, 1, Plan.Outcome.COMMIT, false, 0)),
+                new Plan.JobPlan(
+                    2,
+                    1,
+                    0,
+                    "append",
+                    List.of(commits(0, 0), commits(1, 0)),
+                    false,
+                    true,
+                    0,
+                    false,
+                    -1)),
+            List.of(0, 0),
+            0,
+            0,
+            new boolean[] {true, false});
+    assertThat(new ProtocolSimulation(plan).run()).isEmpty();
+  }
 }
