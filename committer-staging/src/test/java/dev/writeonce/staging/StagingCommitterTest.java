@@ -378,6 +378,41 @@ class StagingCommitterTest {
     assertThat(memory.openUploadIds()).isEmpty();
   }
 
+  /**
+   * Hadoop's protocol scenario of parallel jobs to one destination: the same job id, a distinct
+   * write UUID each, as Spark gives every write. Both commit, each with its own records.
+   */
+  @Test
+  void twoJobsWithOneJobIdAndDistinctGivenRunIdsBothCommitToOneDestination() throws Exception {
+    ConflictPolicy policy = ConflictPolicy.directory();
+    List<JobContext> jobs = new java.util.ArrayList<>();
+    for (String uuid : List.of("uuid-first", "uuid-second")) {
+      Configuration given = new Configuration(conf);
+      given.set(MultipartOutputCommitter.SPARK_WRITE_JOB_UUID, uuid);
+      JobContext job = new JobContextImpl(new org.apache.hadoop.mapred.JobConf(given), jobId);
+      committer(job, policy).setupJob(job);
+      jobs.add(job);
+    }
+    for (int j = 0; j < 2; j++) {
+      TaskAttemptContext task =
+          new TaskAttemptContextImpl(
+              jobs.get(j).getConfiguration(),
+              new TaskAttemptID(jobId.getJtIdentifier(), jobId.getId(), TaskType.MAP, 0, 0));
+      StagingCommitter committer = committer(task, policy);
+      committer.setupTask(task);
+      write(committer, List.of("part-m-0000" + j));
+      committer.commitTask(task);
+    }
+    for (JobContext job : jobs) {
+      committer(job, policy).commitJob(job);
+    }
+
+    assertThat(dataKeys()).containsExactly("table/part-m-00000", "table/part-m-00001");
+    assertThat(content("table/part-m-00001")).isEqualTo("data of part-m-00001");
+    assertThat(memory.openUploadIds()).isEmpty();
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+  }
+
   @Test
   void twoJobsWithOneJobIdOnTwoDestinationsKeepApartLocalFiles() throws Exception {
     ConflictPolicy policy = ConflictPolicy.directory();

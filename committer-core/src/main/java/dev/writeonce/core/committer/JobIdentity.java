@@ -96,10 +96,11 @@ final class JobIdentity {
           }
           continue; // removed in between: try again
         }
-        if (existing.get().uuid().equals(uuid)) {
+        if (existing.get().uuid().equals(uuid) && !retriedDriver) {
           records.holdLease(existing.get());
           return; // ours: this setup ran before, or its answer was lost
         }
+        // A restarted driver given the same run id as its earlier attempt takes over from it too.
         takeOverFromDeadAttempt(existing.get(), retriedDriver);
       }
     }

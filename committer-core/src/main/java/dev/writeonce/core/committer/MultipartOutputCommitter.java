@@ -54,6 +54,11 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
   public static final String JOB_UUID = "writeonce.job.uuid";
 
   /**
+   * Set beside {@value #JOB_UUID} when job setup made the run id up rather than being given one.
+   */
+  static final String JOB_UUID_MADE_AT_SETUP = "writeonce.job.uuid.made-at-setup";
+
+  /**
    * The job id a task's records go under, where it differs from the Hadoop job id: Spark's commit
    * protocol keeps a write's records under Spark's write id.
    */
@@ -169,7 +174,28 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
    * gives in {@value #RECORDS_JOB_ID} (Spark: its write id).
    */
   protected static String recordsJobId(JobContext context) {
-    return context.getConfiguration().getTrimmed(RECORDS_JOB_ID, jobId(context));
+    Configuration conf = context.getConfiguration();
+    String explicit = conf.getTrimmed(RECORDS_JOB_ID, "");
+    if (!explicit.isEmpty()) {
+      return explicit;
+    }
+    // Hadoop job ids are not unique (two local runners, Spark's second-and-stage ids): a run id
+    // given before setup keys the run's records, so that two runs of one job id both commit.
+    return givenRunUuid(conf).map(uuid -> jobId(context) + "-" + uuid).orElse(jobId(context));
+  }
+
+  /**
+   * The run id the job was given before its setup: {@value #JOB_UUID} set by the user or engine,
+   * else Spark's {@code spark.sql.sources.writeJobUUID}. One that job setup made up is known to the
+   * driver only, not to tasks in other processes, so it names no records.
+   */
+  private static Optional<String> givenRunUuid(Configuration conf) {
+    String uuid =
+        conf.getBoolean(JOB_UUID_MADE_AT_SETUP, false) ? "" : conf.getTrimmed(JOB_UUID, "");
+    if (uuid.isEmpty()) {
+      uuid = conf.getTrimmed(SPARK_WRITE_JOB_UUID, "");
+    }
+    return uuid.isEmpty() ? Optional.empty() : Optional.of(uuid);
   }
 
   protected static String attemptId(TaskAttemptContext context) {
@@ -179,10 +205,14 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
   @Override
   public void setupJob(JobContext context) throws IOException {
     String jobId = recordsJobId(context);
-    String uuid = runUuid(context).orElseGet(() -> UUID.randomUUID().toString());
+    Optional<String> known = runUuid(context);
+    String uuid = known.orElseGet(() -> UUID.randomUUID().toString());
     // Known before anything can fail: an abort after a failed setup must know whose records it
     // may touch. Tasks that share this configuration (local runners, Spark) learn it from it.
     context.getConfiguration().set(JOB_UUID, uuid);
+    if (known.isEmpty()) {
+      context.getConfiguration().setBoolean(JOB_UUID_MADE_AT_SETUP, true);
+    }
     setupUuid = uuid;
     UnfinishedJobs unfinished = new UnfinishedJobs(store(), destination, config);
     Optional<JobInspector.Report> report;

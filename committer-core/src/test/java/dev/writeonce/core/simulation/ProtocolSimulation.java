@@ -278,9 +278,13 @@ final class ProtocolSimulation {
       run.report = Report.UNKNOWN;
       return;
     } catch (Throwable refused) {
-      run.report = Report.FAILED;
       world.land();
       abortQuietly(committer, context);
+      // MapReduce reports a job whose first attempt began its commit and did not end it from
+      // its own commit markers, without the committer: where that attempt passed its commit
+      // point (its records may be gone and _SUCCESS rewritten by another job since), the job's
+      // outcome is that commit, not this refusal.
+      run.report = passedCommitPoint(job, id) ? Report.COMMITTED_UNFINISHED : Report.FAILED;
       return;
     }
     world.land();
@@ -306,6 +310,17 @@ final class ProtocolSimulation {
     run.report = commit(committer, context);
     if (run.report != Report.SUCCEEDED) {
       abortQuietly(committer, context);
+    }
+  }
+
+  private boolean passedCommitPoint(Plan.JobPlan job, JobID id) {
+    String destination = DESTINATIONS[job.destination()].toString();
+    synchronized (world) {
+      return world.committed.stream()
+          .anyMatch(
+              m ->
+                  m.jobId().equals(id.toString())
+                      && m.destination().toString().equals(destination));
     }
   }
 
