@@ -6,7 +6,6 @@ import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobLayout;
 import dev.writeonce.core.engine.JobRecords;
-import dev.writeonce.core.errors.CommitConflictException;
 import dev.writeonce.core.model.CommitStatistics;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
@@ -219,7 +218,7 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     try {
       report = unfinished.inspect();
       if (isRetriedDriver(context)) {
-        finishEarlierAttemptThatCommitted(jobId, report);
+        new RestartedDriver(engine(), destination).settleEarlierAttempt(jobId, report);
       }
     } catch (dev.writeonce.core.errors.StoreException e) {
       if (!isRetriedDriver(context)) {
@@ -275,92 +274,6 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
       uuid = setupUuid;
     }
     return uuid.isEmpty() ? Optional.empty() : Optional.of(uuid);
-  }
-
-  /**
-   * A restarted application master whose earlier attempt passed the commit point and died before
-   * its records were gone: the job's outcome is decided, so it is finished from its manifest (or
-   * its records removed), and the restart is refused as a job already finished, never run again,
-   * which would publish its output twice.
-   */
-  private void finishEarlierAttemptThatCommitted(String jobId, Optional<JobInspector.Report> report)
-      throws IOException {
-    boolean committed =
-        report.isPresent()
-            && report.get().jobs().stream()
-                .anyMatch(
-                    job ->
-                        job.jobId().equals(jobId)
-                            && (job.state() == JobInspector.State.COMMITTED_UNFINISHED
-                                || job.state() == JobInspector.State.FINISHED));
-    // Its records may be gone already (it finished, or another job or recover did): _SUCCESS
-    // tells, one GET where no job left records.
-    Optional<dev.writeonce.core.model.SuccessData> success;
-    try {
-      success = report.isPresent() ? report.get().success() : engine().records().loadSuccess();
-    } catch (dev.writeonce.core.errors.FormatException e) {
-      success = Optional.empty();
-    }
-    committed |= success.map(found -> found.jobId().equals(jobId)).orElse(false);
-    if (!committed && report.isPresent()) {
-      fenceEarlierAttemptThatWasCommitting(jobId, report.get());
-    }
-    if (!committed) {
-      return;
-    }
-    LOG.warn(
-        "Job {}: an earlier attempt of this application master committed the job and died before"
-            + " its end: finishing it now",
-        jobId);
-    engine().resume(jobId);
-    throw new dev.writeonce.core.errors.JobAlreadyFinishedException(
-        "job "
-            + jobId
-            + " was committed on "
-            + destination
-            + " by an earlier attempt of this application master, and is now finished: its"
-            + " output is published. The restarted attempt runs nothing again");
-  }
-
-  /**
-   * An earlier attempt that was committing may have a write of its manifest in flight. Before
-   * anything else can refuse this restart (and report the job failed), its abort fence is raised
-   * and kept: then its manifest either landed already (the job is finished instead) or never will.
-   */
-  private void fenceEarlierAttemptThatWasCommitting(String jobId, JobInspector.Report report)
-      throws IOException {
-    boolean wasCommitting =
-        report.jobs().stream()
-            .anyMatch(
-                job ->
-                    job.jobId().equals(jobId)
-                        && job.state() == JobInspector.State.UNCOMMITTED
-                        && job.record() != null
-                        && job.record().state()
-                            == dev.writeonce.core.model.JobRecord.State.COMMITTING);
-    if (!wasCommitting) {
-      return;
-    }
-    try {
-      engine().abort(jobId, List.of(), false);
-    } catch (dev.writeonce.core.errors.CommitConflictException committedMeanwhile) {
-      engine().resume(jobId); // its manifest landed first: the job is committed
-      throw new dev.writeonce.core.errors.JobAlreadyFinishedException(
-          "job "
-              + jobId
-              + " was committed on "
-              + destination
-              + " by an earlier attempt of this application master, and is now finished: its"
-              + " output is published. The restarted attempt runs nothing again");
-    }
-    throw new CommitConflictException(
-        "job id "
-            + jobId
-            + " on "
-            + destination
-            + " was committing in an earlier attempt of this application master, whose manifest"
-            + " write may still land; that attempt is aborted, its abort fence kept, and the job id"
-            + " cannot be used again. Run the job again under a new job id");
   }
 
   /** A MapReduce application master after a restart sets the job up again under the same id. */
