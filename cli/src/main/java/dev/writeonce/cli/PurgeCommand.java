@@ -81,14 +81,15 @@ final class PurgeCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     output = new CommandOutput(spec, format, "purge");
     try (StoreAccess access = StoreAccess.open(store)) {
-      // Ages and leases are judged on the store's clock, against the times the store assigned.
-      long now = access.gateway.storeNowMillis();
-      cutoff = now - olderThan.toMillis();
       output.root().put("destination", access.destination.toString());
       output.root().put("dryRun", !yes);
       output.root().put("olderThanSeconds", olderThan.toSeconds());
       String prefix = access.destination.prefix();
       List<ObjectInfo> everything = access.gateway.listObjects(prefix);
+      // Ages and leases are judged on the store's clock, against the times the store assigned;
+      // read after the listing, whose times sharpen it.
+      long now = access.gateway.storeNowMillis();
+      cutoff = now - olderThan.toMillis();
       output.progress("purge: objects listed under " + access.destination, everything.size(), -1);
 
       Set<String> roots = new TreeSet<>();

@@ -58,15 +58,15 @@ public final class StagingCommitter extends MultipartOutputCommitter {
   /**
    * The local directory of a job's run. Hadoop job and attempt ids are not unique (Spark makes them
    * from the second and the stage id), so the name carries what is: the id the job's records go
-   * under (Spark's write id), the run id where the configuration has one, and the destination. Two
-   * writes on one host never share an attempt's files.
+   * under, which holds Spark's write id or a run id given before setup, and the destination. Two
+   * writes on one host never share an attempt's files; two runs of one job id without such ids
+   * never run at once (the second is refused at setup). A run id that setup makes up is left out,
+   * so that a committer built before setup and one built after name the same directory.
    */
   private String jobDirName(JobContext context) {
-    String run = runUuid(context).map(uuid -> "-" + uuid).orElse("");
     return stagingRoot
         + "/"
         + recordsJobId(context)
-        + run
         + "-"
         + Etags.md5Hex(destination().toString()).substring(0, 12);
   }

@@ -90,7 +90,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
         shim.rules().names().contains(ShimRules.HIVE.name())
             ? Optional.of(new HiveStaging(gateway, getBucket()))
             : Optional.empty();
-    misses = new ShimMisses(gateway, shim.rules(), System::currentTimeMillis);
+    misses = new ShimMisses(gateway, shim.rules(), gateway.storeClock());
     records = new ShimRecords(gateway, counters);
     renames =
         new ShimRenames(

@@ -73,11 +73,11 @@ final class StrayUploads {
     int aborted = 0;
     List<OpenUpload> deferred = new ArrayList<>();
     for (Map.Entry<String, List<OpenUpload>> entry : open.entrySet()) {
-      if (claims.covers(entry.getKey())) {
-        deferred.addAll(entry.getValue());
-        continue;
-      }
       for (OpenUpload upload : entry.getValue()) {
+        if (claims.covers(upload)) {
+          deferred.add(upload);
+          continue;
+        }
         store.abortUpload(upload.key(), upload.uploadId());
         aborted++;
       }
@@ -99,10 +99,13 @@ final class StrayUploads {
     return new Outcome(aborted, deferred);
   }
 
-  /** The keys that runs of other, not ended jobs may own uploads of. */
-  private record Claims(boolean all, Set<String> keys, String why) {
-    boolean covers(String key) {
-      return all || keys.contains(key);
+  /**
+   * What runs of other jobs that have not ended may own: uploads by id (a committed job's manifest
+   * names all of its), and by key (an uncommitted job's intents), or every key.
+   */
+  private record Claims(boolean all, Set<String> keys, Set<String> uploadIds, String why) {
+    boolean covers(OpenUpload upload) {
+      return all || keys.contains(upload.key()) || uploadIds.contains(upload.uploadId());
     }
   }
 
@@ -122,6 +125,7 @@ final class StrayUploads {
       }
     }
     Set<String> claimed = new HashSet<>();
+    Set<String> claimedIds = new HashSet<>();
     List<String> owners = new ArrayList<>();
     for (Map.Entry<String, List<String>> job : intentsByJob.entrySet()) {
       String other = job.getKey();
@@ -135,28 +139,66 @@ final class StrayUploads {
         }
       }
       named.retainAll(wanted);
-      if (!unknown && named.isEmpty() || hasEnded(other)) {
+      if (!unknown && named.isEmpty()) {
+        continue;
+      }
+      Standing standing = standing(other);
+      if (standing == Standing.ENDED) {
+        continue;
+      }
+      if (standing == Standing.COMMITTED) {
+        // Its manifest names every upload it will ever complete, by id: nothing else is its.
+        claimedIds.addAll(committedUploadIds(other));
+        owners.add(other);
         continue;
       }
       if (unknown) {
-        return new Claims(true, Set.of(), "job " + other + ", not ended, names no keys it writes");
+        return new Claims(
+            true, Set.of(), Set.of(), "job " + other + ", not ended, names no keys it writes");
       }
       claimed.addAll(named);
       owners.add(other);
     }
-    return new Claims(false, claimed, "jobs " + owners + ", not ended, name the same keys");
+    return new Claims(
+        false, claimed, claimedIds, "jobs " + owners + ", not ended, may own uploads of them");
   }
 
-  /** Whether a job has surely ended: finished, or fenced by an abort. Unreadable: not ended. */
-  private boolean hasEnded(String jobId) throws IOException {
+  /** Where another job stands, as far as its uploads go. */
+  private enum Standing {
+    /** Finished, or fenced by an abort: none of its open uploads is worth keeping. */
+    ENDED,
+    /** Past its commit point, unfinished: its manifest names its uploads. */
+    COMMITTED,
+    /** Running, or unreadable: it may own any upload its intents name. */
+    OPEN
+  }
+
+  private Standing standing(String jobId) throws IOException {
     try {
       Optional<JobRecord> record = records.loadJobRecord(jobId);
       if (record.isPresent() && record.get().state() == JobRecord.State.FINISHED) {
-        return true;
+        return Standing.ENDED;
       }
-      return records.loadCommitPoint(jobId) == JobRecords.CommitPoint.FENCED;
+      return switch (records.loadCommitPoint(jobId)) {
+        case FENCED -> Standing.ENDED;
+        case COMMITTED -> Standing.COMMITTED;
+        case NONE -> Standing.OPEN;
+      };
     } catch (FormatException e) {
-      return false;
+      return Standing.OPEN;
     }
+  }
+
+  private Set<String> committedUploadIds(String jobId) throws IOException {
+    Set<String> ids = new HashSet<>();
+    try {
+      Optional<dev.writeonce.core.model.JobManifest> manifest = records.loadJobManifest(jobId);
+      if (manifest.isPresent()) {
+        ManifestUploads.all(records, manifest.get()).forEach(u -> ids.add(u.uploadId()));
+      }
+    } catch (FinishedMeanwhileException finished) {
+      // it finished meanwhile: every upload it took is completed
+    }
+    return ids;
   }
 }

@@ -65,8 +65,13 @@ public final class S3StoreGateway implements StoreGateway {
   private final S3Requests requests;
   private final RequestCounters counters = new RequestCounters();
 
-  /** The store's clock minus the local clock, as of the latest answer; null before any. */
-  private volatile Long storeClockOffset;
+  /**
+   * The store's clock minus the local clock: the largest lower bound seen so far, from the Date
+   * header of each answer and the Last-Modified times it reports (each was the store's time at or
+   * before the answer). Long.MIN_VALUE before any.
+   */
+  private final java.util.concurrent.atomic.AtomicLong storeClockOffset =
+      new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
 
   private S3StoreGateway(S3Client s3, String bucket, RequestFactory requests) {
     this.s3 = s3;
@@ -299,6 +304,7 @@ public final class S3StoreGateway implements StoreGateway {
         GetObjectResponse response = observed(in.response());
         long modified =
             response.lastModified() == null ? 0 : response.lastModified().toEpochMilli();
+        noteStoreTime(modified);
         ObjectInfo info = new ObjectInfo(key, response.contentLength(), response.eTag(), modified);
         byte[] head = in.readNBytes(headBytes);
         if (!wanted.test(head)) {
@@ -331,6 +337,7 @@ public final class S3StoreGateway implements StoreGateway {
       HeadObjectResponse head =
           call(RequestType.HEAD_OBJECT, "HeadObject", key, () -> observed(s3.headObject(request)));
       long modified = head.lastModified() == null ? 0 : head.lastModified().toEpochMilli();
+      noteStoreTime(modified);
       return Optional.of(new ObjectInfo(key, head.contentLength(), head.eTag(), modified));
     } catch (StoreException e) {
       if (e.is(ErrorKind.NOT_FOUND)) {
@@ -398,6 +405,7 @@ public final class S3StoreGateway implements StoreGateway {
               () -> observed(s3.listObjectsV2(request.build())));
       for (S3Object object : page.contents()) {
         long modified = object.lastModified() == null ? 0 : object.lastModified().toEpochMilli();
+        noteStoreTime(modified);
         found.add(new ObjectInfo(object.key(), object.size(), object.eTag(), modified));
       }
       token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
@@ -464,20 +472,28 @@ public final class S3StoreGateway implements StoreGateway {
 
   @Override
   public long storeNowMillis() throws StoreException {
-    Long offset = storeClockOffset;
-    if (offset == null) {
+    if (storeClockOffset.get() == Long.MIN_VALUE) {
       HeadBucketRequest request = HeadBucketRequest.builder().bucket(bucket).build();
       call(RequestType.HEAD_OBJECT, "HeadBucket", "", () -> observed(s3.headBucket(request)));
-      offset = storeClockOffset;
     }
+    long offset = storeClockOffset.get();
     // A store that sends no Date header leaves the local clock as the only one there is.
-    return System.currentTimeMillis() + (offset == null ? 0 : offset);
+    return System.currentTimeMillis() + (offset == Long.MIN_VALUE ? 0 : offset);
   }
 
   /**
-   * Notes the store's clock from an answer's Date header. The header has whole seconds, so the
-   * estimate runs up to a second behind the store: a lapse is seen late, never early.
+   * Notes a time the store stamped at or before an answer that arrives now. Each is a lower bound
+   * of the store's clock, so the estimate never runs ahead of it: a lapse is seen late, never
+   * early. The Date header has whole seconds; Last-Modified times sharpen it.
    */
+  private void noteStoreTime(long storeMillis) {
+    if (storeMillis > 0) {
+      long candidate = storeMillis - System.currentTimeMillis();
+      storeClockOffset.accumulateAndGet(candidate, Math::max);
+    }
+  }
+
+  /** Notes the store's clock from an answer's Date header. */
   private <R extends SdkResponse> R observed(R response) {
     try {
       response
@@ -485,12 +501,11 @@ public final class S3StoreGateway implements StoreGateway {
           .firstMatchingHeader("Date")
           .ifPresent(
               date ->
-                  storeClockOffset =
+                  noteStoreTime(
                       java.time.ZonedDateTime.parse(
-                                  date, java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME)
-                              .toInstant()
-                              .toEpochMilli()
-                          - System.currentTimeMillis());
+                              date, java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME)
+                          .toInstant()
+                          .toEpochMilli()));
     } catch (RuntimeException unparsable) {
       LOG.debug("The store's Date header could not be read: {}", unparsable.toString());
     }
