@@ -116,6 +116,57 @@ class StrayUploadsTest {
   }
 
   @Test
+  void aCommittedUnfinishedJobKeepsOnlyTheUploadsItsManifestNames() throws Exception {
+    // A job committed through the engine alone (no intents) whose completions all failed.
+    String theirs = store.createUpload(KEY);
+    store.uploadPart(KEY, theirs, 1, ByteBuffer.wrap(bytes("committed rows")));
+    dev.writeonce.core.testing.FaultInjectingStore failing =
+        new dev.writeonce.core.testing.FaultInjectingStore(store)
+            .failFrom(
+                dev.writeonce.core.store.RequestType.COMPLETE_UPLOAD,
+                1,
+                dev.writeonce.core.store.ErrorKind.FATAL);
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                new JobCommitEngine(
+                        failing,
+                        CommitterConfig.defaults().withConflictMode(ConflictMode.APPEND),
+                        DEST)
+                    .commit(
+                        new JobCommitRequest(
+                            RERUN,
+                            "test",
+                            ConflictMode.APPEND,
+                            List.of(
+                                new dev.writeonce.core.model.TaskManifest(
+                                    RERUN,
+                                    "attempt_20261121_0001_r_000000_0",
+                                    List.of(
+                                        new dev.writeonce.core.model.PendingUpload(
+                                            "bucket",
+                                            KEY,
+                                            theirs,
+                                            List.of(
+                                                new dev.writeonce.core.model.UploadPart(
+                                                    1,
+                                                    dev.writeonce.core.model.Etags.md5Hex(
+                                                        bytes("committed rows")),
+                                                    14)),
+                                            "attempt_20261121_0001_r_000000_0")),
+                                    java.util.Map.of())),
+                            List.of())))
+        .isInstanceOf(dev.writeonce.core.errors.JobCommittedException.class);
+    String stray = deadAttemptUpload(OLD, "attempt_20261120_0001_r_000000_0");
+
+    engine().abort(OLD, List.of());
+
+    assertThat(store.openUploadIds())
+        .as("the committed job's upload stays for its recovery; the dead attempt's is aborted")
+        .contains(theirs)
+        .doesNotContain(stray);
+  }
+
+  @Test
   void anIntentNamingAKeyOutsideItsDestinationIsRefusedAndNothingIsAborted() throws Exception {
     String otherTable = Destination.of("s3a://bucket/other/").keyOf("part-r-00000");
     String theirs = store.createUpload(otherTable);
