@@ -31,9 +31,8 @@ final class BenchReport {
     md.append(
         "- Commit times come from a wrapper around each commit protocol: task commit is the sum"
             + " over tasks of `commitTask`, job commit is `commitJob`. A staging committer uploads"
-            + " a file as it closes when it has at least `writeonce.staging.upload-on-close.min-size`"
-            + " (8 MiB by default), the others in its task commit, which also waits for the"
-            + " uploads still running.\n\n");
+            + " its files in its task commit, on the default settings: upload on close"
+            + " (`writeonce.staging.upload-on-close`) is off.\n\n");
 
     filesSection(md, rows, named);
     if (!sorts.isEmpty()) {

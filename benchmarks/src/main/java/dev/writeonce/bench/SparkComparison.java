@@ -75,8 +75,8 @@ final class SparkComparison {
         "COPY/data: bytes copied inside the store per byte of output (each COPY moves one file)."
             + " HEAD includes GET. MPU: create, part and complete of multipart uploads. MiB in:"
             + " received by the store. job s: the whole write. commit s: every task commit (summed"
-            + " over tasks) plus the job commit; a staging committer uploads files under 8 MiB, as"
-            + " all of these are, in its task commit (larger ones as they close). job cmt s: the"
+            + " over tasks) plus the job commit; a staging committer uploads its files in its task"
+            + " commit. job cmt s: the"
             + " job commit alone.");
     out.flush();
   }

@@ -2,6 +2,7 @@ package dev.writeonce.staging;
 
 import dev.writeonce.core.committer.ConflictPolicy;
 import dev.writeonce.core.committer.MultipartOutputCommitter;
+import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.engine.JobCommitContext;
 import dev.writeonce.core.engine.Tasks;
 import dev.writeonce.core.model.Etags;
@@ -38,7 +39,11 @@ public final class StagingCommitter extends MultipartOutputCommitter {
 
   private static final Logger LOG = LoggerFactory.getLogger(StagingCommitter.class);
 
+  /** The charset this JVM stores file names in: it follows LANG and LC_ALL, not file.encoding. */
+  private static final String FILE_NAME_CHARSET = System.getProperty("sun.jnu.encoding", "UTF-8");
+
   private final String stagingRoot;
+  private final boolean encodedNames;
   private final org.apache.hadoop.fs.Path workPath;
 
   public StagingCommitter(
@@ -50,9 +55,28 @@ public final class StagingCommitter extends MultipartOutputCommitter {
       throws IOException {
     super(name, outputPath, context, conflicts, opener);
     this.stagingRoot = Paths.get(config().stagingDir()).toAbsolutePath().toString();
+    this.encodedNames = config().encodedStagingWorkPath();
     String attempt =
         context instanceof TaskAttemptContext task ? attemptId(task) : "job-" + jobId(context);
-    this.workPath = StagingLocalFileSystem.pathOf(jobDirName(context) + "/" + attempt);
+    String workDir = jobDirName(context) + "/" + attempt;
+    if (encodedNames) {
+      registerEncodingFileSystem(context.getConfiguration());
+      this.workPath = StagingLocalFileSystem.pathOf(workDir);
+    } else {
+      this.workPath = new org.apache.hadoop.fs.Path("file", null, workDir);
+    }
+  }
+
+  /**
+   * Names the encoding filesystem's class in the configuration the engine opens the work path with.
+   * Hadoop's service loader would find it only where the jar is on Hadoop's own class path, not
+   * where an engine adds it at run time (Spark's {@code --jars} and {@code --packages}).
+   */
+  private static void registerEncodingFileSystem(org.apache.hadoop.conf.Configuration conf) {
+    String key = "fs." + StagingLocalFileSystem.SCHEME + ".impl";
+    if (conf.get(key) == null) {
+      conf.set(key, StagingLocalFileSystem.class.getName());
+    }
   }
 
   /**
@@ -72,7 +96,8 @@ public final class StagingCommitter extends MultipartOutputCommitter {
   }
 
   private Path localJobDir(JobContext context) {
-    return Paths.get(StagingLocalFileSystem.localPath(jobDirName(context))).normalize();
+    String name = jobDirName(context);
+    return Paths.get(encodedNames ? StagingLocalFileSystem.localPath(name) : name).normalize();
   }
 
   /** The local directory of the attempt a call names: not necessarily this committer's own. */
@@ -123,6 +148,9 @@ public final class StagingCommitter extends MultipartOutputCommitter {
     ConcurrentLinkedQueue<PendingUpload> uploaded = new ConcurrentLinkedQueue<>(early.values());
     try {
       List<Path> files = outputFiles(localAttemptDir);
+      if (!encodedNames) {
+        checkNamesKeptByTheLocale(attempt, localAttemptDir, files, FILE_NAME_CHARSET);
+      }
       Set<Path> present = new HashSet<>(files);
       // A file uploaded on close that is no longer there was renamed or deleted since.
       for (Path gone : early.keySet().stream().filter(f -> !present.contains(f)).toList()) {
@@ -175,7 +203,8 @@ public final class StagingCommitter extends MultipartOutputCommitter {
       if (relative.length() > 0) {
         relative.append('/');
       }
-      relative.append(StagingLocalFileSystem.decode(segment.toString()));
+      relative.append(
+          encodedNames ? StagingLocalFileSystem.decode(segment.toString()) : segment.toString());
     }
     return destination().keyOf(relative.toString());
   }
@@ -203,6 +232,41 @@ public final class StagingCommitter extends MultipartOutputCommitter {
     if (Files.exists(localJobDir)) {
       deleteTree(localJobDir);
       LOG.debug("Deleted local job directory {}", localJobDir);
+    }
+  }
+
+  /**
+   * Refuses a task's files when their names may have lost characters. A JVM whose file-name charset
+   * is not Unicode (LANG unset or C, as in many containers) writes '?' for every character it
+   * cannot encode, so {@code p=日本} and {@code p=中国} became one directory before the committer saw
+   * them. Spark and Hive escape a real '?' in partition values, so under such a charset a '?' in a
+   * name marks the loss. Nothing is uploaded: the task fails, naming the fix.
+   */
+  static void checkNamesKeptByTheLocale(
+      String attempt, Path localAttemptDir, List<Path> files, String fileNameCharset)
+      throws IOException {
+    if (fileNameCharset.toUpperCase(java.util.Locale.ROOT).startsWith("UTF")) {
+      return;
+    }
+    for (Path file : files) {
+      String relative = localAttemptDir.relativize(file).toString();
+      if (relative.indexOf('?') >= 0) {
+        throw new IOException(
+            "Task attempt "
+                + attempt
+                + " wrote "
+                + file
+                + ": this JVM stores file names in "
+                + fileNameCharset
+                + " (from LANG/LC_ALL), which turns characters it cannot hold into '?', so files"
+                + " of different names may have become one. Nothing of this attempt was uploaded."
+                + " Run the tasks with a UTF-8 locale (LANG=C.UTF-8; in Spark"
+                + " spark.executorEnv.LANG), or set "
+                + CommitterConfig.STAGING_WORK_SCHEME
+                + "="
+                + CommitterConfig.STAGING_WORK_SCHEME_ENCODED
+                + ", whose work path keeps every name exact in any locale");
+      }
     }
   }
 

@@ -14,18 +14,20 @@ import org.apache.hadoop.fs.Syncable;
 import org.apache.hadoop.fs.permission.FsPermission;
 
 /**
- * The local filesystem under the staging committers' work paths ({@value #SCHEME}{@code :}). Task
- * output keeps its exact names whatever the JVM's locale: Java maps characters that the locale's
- * charset cannot encode to '?' in local file names (LANG unset or C, as in many YARN containers and
- * slim images), so {@code p=日本} and {@code p=中国} would become one directory {@code p=??}. Here
- * every name segment is stored with anything but printable ASCII percent-encoded (UTF-8), and the
- * committer decodes it back into the object key.
+ * The local filesystem under the staging committers' work paths when {@code
+ * writeonce.staging.work-path.scheme} is {@value #SCHEME} (by default they are on {@code file:}).
+ * Task output keeps its exact names whatever the JVM's locale: Java maps characters that the
+ * locale's charset cannot encode to '?' in local file names (LANG unset or C, as in many YARN
+ * containers and slim images), so {@code p=日本} and {@code p=中国} would become one directory {@code
+ * p=??}. Here every name segment is stored with anything but printable ASCII percent-encoded
+ * (UTF-8), and the committer decodes it back into the object key.
  *
  * <p>It tells {@link UploadsOnClose} when a writer closes a file, so that the file can be uploaded
  * before its task commits, and when a file changes afterwards.
  *
- * <p>Registered through {@code META-INF/services/org.apache.hadoop.fs.FileSystem}; engines reach it
- * only through the work path the committer hands them.
+ * <p>The committer names this class in the task's configuration ({@code
+ * fs.writeonce-staging.impl}), so it is found wherever the engine loaded the jar from; engines
+ * reach it only through the work path the committer hands them.
  */
 public final class StagingLocalFileSystem extends RawLocalFileSystem {
 

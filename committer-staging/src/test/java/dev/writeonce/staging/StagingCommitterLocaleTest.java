@@ -1,11 +1,14 @@
 package dev.writeonce.staging;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.committer.ConflictPolicy;
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.testing.InMemoryStore;
 import java.io.File;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -25,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Non-ASCII partition names through the staging committer. The build runs this class a second time
  * in a JVM started with {@code LANG=C LC_ALL=C} (as many YARN containers and slim images run),
- * where Java turns such characters in local file names into '?'.
+ * where Java turns such characters in local file names into '?': the encoding work path keeps them
+ * exact, and the default {@code file:} one refuses to commit what it may have lost.
  */
 class StagingCommitterLocaleTest {
 
@@ -34,10 +38,12 @@ class StagingCommitterLocaleTest {
   @TempDir Path staging;
 
   @Test
-  void partitionNamesOutsideAsciiBecomeExactKeysWhateverTheLocale() throws Exception {
+  void onTheEncodingWorkPathPartitionNamesOutsideAsciiBecomeExactKeysWhateverTheLocale()
+      throws Exception {
     InMemoryStore memory = new InMemoryStore("bucket", System.currentTimeMillis());
     Configuration conf = new Configuration(false);
     conf.set(CommitterConfig.STAGING_DIR, staging.toString());
+    conf.set(CommitterConfig.STAGING_WORK_SCHEME, StagingLocalFileSystem.SCHEME);
     JobID id = new JobID("20261123", 11);
     JobContext job = new JobContextImpl(conf, id);
     org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("s3a://bucket/table");
@@ -50,8 +56,11 @@ class StagingCommitterLocaleTest {
             "directory", out, attempt, ConflictPolicy.directory(), (p, c) -> memory);
     committer.setupTask(attempt);
 
-    // Written as engines write: through the filesystem of the committer's work path.
-    FileSystem fs = committer.getWorkPath().getFileSystem(conf);
+    // Written as engines write: through the filesystem of the committer's work path, opened with
+    // the task's configuration, where the committer registered it (no service file names it).
+    assertThat(committer.getWorkPath().toUri().getScheme())
+        .isEqualTo(StagingLocalFileSystem.SCHEME);
+    FileSystem fs = committer.getWorkPath().getFileSystem(attempt.getConfiguration());
     List<String> partitions = List.of("p=日本", "p=中国", "p=café", "p=100%", "p=a b");
     for (String partition : partitions) {
       org.apache.hadoop.fs.Path file =
@@ -84,5 +93,79 @@ class StagingCommitterLocaleTest {
     File first = new File(staging.toFile(), "p=日本");
     assertThat(first.mkdir()).isTrue();
     assertThat(new File(staging.toFile(), "p=中国").exists()).isTrue();
+  }
+
+  @Test
+  void onTheDefaultFileWorkPathNamesTheLocaleCannotHoldFailTheTaskCommitAndUploadNothing()
+      throws Exception {
+    InMemoryStore memory = new InMemoryStore("bucket", System.currentTimeMillis());
+    Configuration conf = new Configuration(false);
+    conf.set(CommitterConfig.STAGING_DIR, staging.toString());
+    JobID id = new JobID("20261125", 12);
+    JobContext job = new JobContextImpl(conf, id);
+    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("s3a://bucket/table");
+    new StagingCommitter("directory", out, job, ConflictPolicy.directory(), (p, c) -> memory)
+        .setupJob(job);
+    TaskAttemptContext attempt =
+        new TaskAttemptContextImpl(conf, new TaskAttemptID("20261125", 12, TaskType.MAP, 0, 0));
+    StagingCommitter committer =
+        new StagingCommitter(
+            "directory", out, attempt, ConflictPolicy.directory(), (p, c) -> memory);
+    committer.setupTask(attempt);
+
+    // Hadoop's contract: the work path is on the local filesystem, so getLocal opens it.
+    assertThat(committer.getWorkPath().toUri().getScheme()).isEqualTo("file");
+    FileSystem fs = FileSystem.getLocal(conf);
+    List<String> partitions = List.of("p=日本", "p=中国");
+    for (int i = 0; i < partitions.size(); i++) {
+      org.apache.hadoop.fs.Path file =
+          new org.apache.hadoop.fs.Path(
+              committer.getWorkPath(), partitions.get(i) + "/part-0000" + i);
+      try (FSDataOutputStream stream = fs.create(file, false)) {
+        stream.write(partitions.get(i).getBytes(StandardCharsets.UTF_8));
+      }
+    }
+
+    if (C_LOCALE) {
+      assertThatThrownBy(() -> committer.commitTask(attempt))
+          .isInstanceOf(IOException.class)
+          .hasMessageContaining("LANG=C.UTF-8")
+          .hasMessageContaining(CommitterConfig.STAGING_WORK_SCHEME + "=writeonce-staging");
+      assertThat(memory.openUploadIds()).isEmpty();
+      assertThat(memory.keys().stream().filter(k -> k.contains("part-"))).isEmpty();
+      return;
+    }
+    committer.commitTask(attempt);
+    new StagingCommitter("directory", out, job, ConflictPolicy.directory(), (p, c) -> memory)
+        .commitJob(job);
+    for (int i = 0; i < partitions.size(); i++) {
+      byte[] content = memory.content("table/" + partitions.get(i) + "/part-0000" + i);
+      assertThat(new String(content, StandardCharsets.UTF_8)).isEqualTo(partitions.get(i));
+    }
+  }
+
+  @Test
+  void underACharsetThatIsNotUnicodeAQuestionMarkInANameRefusesTheTasksFiles() {
+    Path attemptDir = staging.resolve("attempt");
+    List<Path> kept = List.of(attemptDir.resolve("p=a%3Fb/part-00000"));
+    List<Path> lost = List.of(attemptDir.resolve("p=??/part-00000"));
+
+    assertThatCode(
+            () ->
+                StagingCommitter.checkNamesKeptByTheLocale(
+                    "attempt_1", attemptDir, kept, "ANSI_X3.4-1968"))
+        .doesNotThrowAnyException();
+    assertThatCode(
+            () ->
+                StagingCommitter.checkNamesKeptByTheLocale("attempt_1", attemptDir, lost, "UTF-8"))
+        .doesNotThrowAnyException();
+    assertThatThrownBy(
+            () ->
+                StagingCommitter.checkNamesKeptByTheLocale(
+                    "attempt_1", attemptDir, lost, "ANSI_X3.4-1968"))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("attempt_1")
+        .hasMessageContaining("p=??")
+        .hasMessageContaining("ANSI_X3.4-1968");
   }
 }

@@ -106,6 +106,32 @@ class StagingCommitterTest {
         .toList();
   }
 
+  /**
+   * Hadoop's staging contract, as its protocol scenarios check it: the work path is a {@code file:}
+   * path, and an output format that opens it through {@code FileSystem.getLocal} writes there.
+   */
+  @Test
+  void theWorkPathIsAFilePathThatHadoopsLocalFileSystemWritesAndTheJobPublishes() throws Exception {
+    committer(job(), ConflictPolicy.directory()).setupJob(job());
+    TaskAttemptContext context = attempt(0, 0);
+    StagingCommitter committer = committer(context, ConflictPolicy.directory());
+    committer.setupTask(context);
+
+    assertThat(committer.getWorkPath().toUri().getScheme()).isEqualTo("file");
+    org.apache.hadoop.fs.FileSystem local = org.apache.hadoop.fs.FileSystem.getLocal(conf);
+    org.apache.hadoop.fs.Path file =
+        new org.apache.hadoop.fs.Path(committer.getWorkPath(), "part-m-00000");
+    try (org.apache.hadoop.fs.FSDataOutputStream out = local.create(file, false)) {
+      out.write("key\tvalue\n".getBytes(StandardCharsets.UTF_8));
+    }
+    committer.commitTask(context);
+    committer(job(), ConflictPolicy.directory()).commitJob(job());
+
+    assertThat(content("table/part-m-00000")).isEqualTo("key\tvalue\n");
+    assertThat(dataKeys()).containsExactly("table/part-m-00000");
+    assertThat(memory.openUploadIds()).isEmpty();
+  }
+
   @Test
   void taskCommitUploadsWithoutCompletingAndJobCommitPublishes() throws Exception {
     ConflictPolicy policy = ConflictPolicy.directory();

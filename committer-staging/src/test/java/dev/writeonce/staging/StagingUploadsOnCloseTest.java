@@ -94,6 +94,7 @@ class StagingUploadsOnCloseTest {
   void setUp() {
     conf = new Configuration(false);
     conf.set(CommitterConfig.STAGING_DIR, staging.toString());
+    conf.set(CommitterConfig.UPLOAD_ON_CLOSE, "true");
     conf.set(CommitterConfig.UPLOAD_ON_CLOSE_MIN_SIZE, "0");
     jobId = new JobID("20261125", 3);
   }
@@ -132,14 +133,22 @@ class StagingUploadsOnCloseTest {
   private static void write(StagingCommitter committer, String name, String content)
       throws IOException {
     org.apache.hadoop.fs.Path path = new org.apache.hadoop.fs.Path(committer.getWorkPath(), name);
-    FileSystem fs = path.getFileSystem(new Configuration());
+    FileSystem fs = path.getFileSystem(workConf());
     try (FSDataOutputStream out = fs.create(path, true)) {
       out.write(content.getBytes(StandardCharsets.UTF_8));
     }
   }
 
   private static FileSystem fs(StagingCommitter committer) throws IOException {
-    return committer.getWorkPath().getFileSystem(new Configuration());
+    return committer.getWorkPath().getFileSystem(workConf());
+  }
+
+  /** What the committer adds to a task's configuration so that its work path opens. */
+  private static Configuration workConf() {
+    Configuration work = new Configuration(false);
+    work.set(
+        "fs." + StagingLocalFileSystem.SCHEME + ".impl", StagingLocalFileSystem.class.getName());
+    return work;
   }
 
   /** Waits until uploads started on close are open with their parts sent (one part each). */

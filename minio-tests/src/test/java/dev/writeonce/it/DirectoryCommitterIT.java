@@ -35,6 +35,7 @@ class DirectoryCommitterIT extends AbstractCommitterContractIT {
 
   private Configuration uploadingOnClose() {
     Configuration conf = protocolConf();
+    conf.set(CommitterConfig.UPLOAD_ON_CLOSE, "true");
     conf.set(CommitterConfig.UPLOAD_ON_CLOSE_MIN_SIZE, "0");
     return conf;
   }

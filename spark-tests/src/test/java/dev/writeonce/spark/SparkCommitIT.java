@@ -317,6 +317,7 @@ class SparkCommitIT implements StoreLifecycle {
   @Test
   void theDirectoryCommitterUploadsEachFileOnceAsSparkClosesIt() throws Exception {
     spark.conf().set("writeonce.committer", "directory");
+    spark.conf().set("writeonce.staging.upload-on-close", "true");
     spark.conf().set("writeonce.staging.upload-on-close.min-size", "0");
     try {
       String dir = "on-close/";
@@ -341,6 +342,7 @@ class SparkCommitIT implements StoreLifecycle {
       assertThat(sorted(spark.read().parquet(view.uri(dir)).select("id", "p")))
           .isEqualTo(sorted(data));
     } finally {
+      spark.conf().unset("writeonce.staging.upload-on-close");
       spark.conf().unset("writeonce.staging.upload-on-close.min-size");
     }
   }

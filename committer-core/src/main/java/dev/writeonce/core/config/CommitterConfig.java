@@ -32,6 +32,10 @@ import org.apache.hadoop.conf.Configuration;
  *     ones wait for task commit, where one intent covers them all
  * @param manifestChunkUploads the most uploads a job manifest lists inline; a larger job's manifest
  *     names chunks of this many uploads each, so the job commit holds one chunk at a time
+ * @param stagingWorkScheme the scheme of staging committers' task work paths: {@code file},
+ *     Hadoop's local filesystem, or {@value #STAGING_WORK_SCHEME_ENCODED}, this library's, which
+ *     keeps non-ASCII names exact whatever the JVM's locale and reports closed files for upload on
+ *     close
  */
 public record CommitterConfig(
     int commitThreads,
@@ -49,7 +53,8 @@ public record CommitterConfig(
     long leaseMillis,
     boolean uploadOnClose,
     long uploadOnCloseMinSize,
-    int manifestChunkUploads) {
+    int manifestChunkUploads,
+    String stagingWorkScheme) {
 
   /** Prefix of every key of this library. */
   public static final String PREFIX = "writeonce.";
@@ -123,7 +128,25 @@ public record CommitterConfig(
    */
   public static final String UPLOAD_ON_CLOSE = PREFIX + "staging.upload-on-close";
 
-  public static final boolean UPLOAD_ON_CLOSE_DEFAULT = true;
+  /**
+   * Off: a {@code file:} work path cannot tell when a writer closes a file. Turning it on puts the
+   * work path on {@value #STAGING_WORK_SCHEME_ENCODED}{@code :} unless {@link #STAGING_WORK_SCHEME}
+   * says {@code file}, which the settings check refuses.
+   */
+  public static final boolean UPLOAD_ON_CLOSE_DEFAULT = false;
+
+  /**
+   * The scheme of the staging committers' task work paths. {@code file} (the default, as Hadoop's
+   * staging committers and every engine expect) is Hadoop's local filesystem. {@value
+   * #STAGING_WORK_SCHEME_ENCODED} is this library's local filesystem: it stores every name with
+   * non-ASCII characters percent-encoded, so names stay exact in a JVM whose locale cannot hold
+   * them (LANG=C), and it reports closed files for upload on close. The committer registers it in
+   * the task's configuration itself.
+   */
+  public static final String STAGING_WORK_SCHEME = PREFIX + "staging.work-path.scheme";
+
+  public static final String STAGING_WORK_SCHEME_FILE = "file";
+  public static final String STAGING_WORK_SCHEME_ENCODED = "writeonce-staging";
 
   /**
    * The smallest file uploaded when closed. Smaller files wait for task commit, where one intent
@@ -238,6 +261,34 @@ public record CommitterConfig(
     }
     checkRange(UPLOAD_ON_CLOSE_MIN_SIZE, uploadOnCloseMinSize, 0, Long.MAX_VALUE);
     checkRange(MANIFEST_CHUNK_UPLOADS, manifestChunkUploads, 1, MANIFEST_CHUNK_UPLOADS_MAX);
+    if (!STAGING_WORK_SCHEME_FILE.equals(stagingWorkScheme)
+        && !STAGING_WORK_SCHEME_ENCODED.equals(stagingWorkScheme)) {
+      throw new IllegalArgumentException(
+          STAGING_WORK_SCHEME
+              + " = '"
+              + stagingWorkScheme
+              + "' is unknown: use '"
+              + STAGING_WORK_SCHEME_FILE
+              + "' (Hadoop's local filesystem, the default) or '"
+              + STAGING_WORK_SCHEME_ENCODED
+              + "' (exact non-ASCII names in any locale; needed by upload on close)");
+    }
+    if (uploadOnClose && STAGING_WORK_SCHEME_FILE.equals(stagingWorkScheme)) {
+      throw new IllegalArgumentException(
+          UPLOAD_ON_CLOSE
+              + " = true needs the work path on "
+              + STAGING_WORK_SCHEME_ENCODED
+              + ": a file: work path cannot tell when a writer closes a file. Remove "
+              + STAGING_WORK_SCHEME
+              + " = file, or set "
+              + UPLOAD_ON_CLOSE
+              + " = false");
+    }
+  }
+
+  /** Whether staging committers' work paths are on this library's encoding filesystem. */
+  public boolean encodedStagingWorkPath() {
+    return STAGING_WORK_SCHEME_ENCODED.equals(stagingWorkScheme);
   }
 
   /** The configuration with every default. */
@@ -311,6 +362,10 @@ public record CommitterConfig(
     return edit(copy -> copy.manifestChunkUploads = value);
   }
 
+  public CommitterConfig withStagingWorkScheme(String value) {
+    return edit(copy -> copy.stagingWorkScheme = value);
+  }
+
   /** A copy of this configuration with some settings changed, checked again. */
   private CommitterConfig edit(java.util.function.Consumer<Copy> change) {
     Copy copy = new Copy(this);
@@ -336,6 +391,7 @@ public record CommitterConfig(
     private boolean uploadOnClose;
     private long uploadOnCloseMinSize;
     private int manifestChunkUploads;
+    private String stagingWorkScheme;
 
     Copy(CommitterConfig from) {
       commitThreads = from.commitThreads;
@@ -354,6 +410,7 @@ public record CommitterConfig(
       uploadOnClose = from.uploadOnClose;
       uploadOnCloseMinSize = from.uploadOnCloseMinSize;
       manifestChunkUploads = from.manifestChunkUploads;
+      stagingWorkScheme = from.stagingWorkScheme;
     }
 
     CommitterConfig build() {
@@ -373,7 +430,8 @@ public record CommitterConfig(
           leaseMillis,
           uploadOnClose,
           uploadOnCloseMinSize,
-          manifestChunkUploads);
+          manifestChunkUploads,
+          stagingWorkScheme);
     }
   }
 
@@ -386,6 +444,7 @@ public record CommitterConfig(
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(CONFLICT_MODE + ": " + e.getMessage(), e);
     }
+    boolean uploadOnClose = conf.getBoolean(UPLOAD_ON_CLOSE, UPLOAD_ON_CLOSE_DEFAULT);
     return new CommitterConfig(
         conf.getInt(COMMIT_THREADS, COMMIT_THREADS_DEFAULT),
         conf.getLongBytes(PART_SIZE, PART_SIZE_DEFAULT),
@@ -401,9 +460,12 @@ public record CommitterConfig(
             RECOVERY_STALE_AFTER, RECOVERY_STALE_AFTER_DEFAULT, TimeUnit.MILLISECONDS),
         conf.getTimeDuration(FENCE_RETENTION, FENCE_RETENTION_DEFAULT, TimeUnit.MILLISECONDS),
         conf.getTimeDuration(JOB_LEASE, JOB_LEASE_DEFAULT, TimeUnit.MILLISECONDS),
-        conf.getBoolean(UPLOAD_ON_CLOSE, UPLOAD_ON_CLOSE_DEFAULT),
+        uploadOnClose,
         conf.getLongBytes(UPLOAD_ON_CLOSE_MIN_SIZE, UPLOAD_ON_CLOSE_MIN_SIZE_DEFAULT),
-        conf.getInt(MANIFEST_CHUNK_UPLOADS, MANIFEST_CHUNK_UPLOADS_DEFAULT));
+        conf.getInt(MANIFEST_CHUNK_UPLOADS, MANIFEST_CHUNK_UPLOADS_DEFAULT),
+        conf.getTrimmed(
+            STAGING_WORK_SCHEME,
+            uploadOnClose ? STAGING_WORK_SCHEME_ENCODED : STAGING_WORK_SCHEME_FILE));
   }
 
   private static boolean recoverOnSetup(String value) {

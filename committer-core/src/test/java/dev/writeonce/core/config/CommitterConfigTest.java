@@ -27,9 +27,10 @@ class CommitterConfigTest {
                 600_000L,
                 7L * 24 * 3600 * 1000,
                 600_000L,
-                true,
+                false,
                 8L << 20,
-                10_000));
+                10_000,
+                "file"));
   }
 
   @Test
@@ -68,7 +69,8 @@ class CommitterConfigTest {
                 180_000L,
                 false,
                 1L << 20,
-                500));
+                500,
+                "file"));
     conf.set(CommitterConfig.STAGING_DIR, " /ssd/staging ");
     assertThat(CommitterConfig.from(conf).stagingDir()).isEqualTo("/ssd/staging");
   }
@@ -119,5 +121,29 @@ class CommitterConfigTest {
     assertThatThrownBy(() -> CommitterConfig.defaults().withCommitThreads(0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(CommitterConfig.COMMIT_THREADS);
+  }
+
+  @Test
+  void uploadOnClosePutsTheWorkPathOnTheEncodingSchemeAndAFileWorkPathRefusesIt() {
+    Configuration conf = new Configuration(false);
+    conf.set(CommitterConfig.UPLOAD_ON_CLOSE, "true");
+    assertThat(CommitterConfig.from(conf).stagingWorkScheme()).isEqualTo("writeonce-staging");
+
+    conf.set(CommitterConfig.STAGING_WORK_SCHEME, "file");
+    assertThatThrownBy(() -> CommitterConfig.from(conf))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(CommitterConfig.UPLOAD_ON_CLOSE)
+        .hasMessageContaining(CommitterConfig.STAGING_WORK_SCHEME + " = file");
+  }
+
+  @Test
+  void anUnknownWorkPathSchemeNamesTheKeyAndBothSchemes() {
+    Configuration conf = new Configuration(false);
+    conf.set(CommitterConfig.STAGING_WORK_SCHEME, "hdfs");
+    assertThatThrownBy(() -> CommitterConfig.from(conf))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(CommitterConfig.STAGING_WORK_SCHEME + " = 'hdfs'")
+        .hasMessageContaining("'file'")
+        .hasMessageContaining("'writeonce-staging'");
   }
 }
