@@ -41,8 +41,29 @@ final class StoreErrors {
     return new StoreException(
         ErrorKind.TRANSIENT,
         0,
-        operation + " " + uri + " failed with " + reason + ": " + e.getMessage(),
+        operation + " " + uri + " failed with " + reason + ": " + e.getMessage() + unreachable(e),
         e);
+  }
+
+  /**
+   * What to check when no connection to the store was made at all: the SDK's own message says only
+   * "Connection refused" or names a host, not the setting that chose it.
+   */
+  static String unreachable(Throwable e) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof java.net.ConnectException
+          || cause instanceof java.net.UnknownHostException
+          || cause instanceof java.net.NoRouteToHostException
+          || cause instanceof javax.net.ssl.SSLException) {
+        return "; the store could not be reached at the configured endpoint: check fs.s3a.endpoint"
+            + " (host and port), fs.s3a.connection.ssl.enabled (https or http) and, for MinIO or"
+            + " Ceph RGW, fs.s3a.path.style.access=true";
+      }
+      if (cause.getCause() == cause) {
+        break;
+      }
+    }
+    return "";
   }
 
   static ErrorKind classify(String operation, int status, String code, String message) {

@@ -70,4 +70,25 @@ class StoreErrorsTest {
     assertThat(translate("AbortMultipartUpload", 404, "NoSuchKey", "").kind())
         .isEqualTo(ErrorKind.NO_SUCH_UPLOAD);
   }
+
+  @Test
+  void aRefusedConnectionNamesTheEndpointSettingToCheck() {
+    StoreException e =
+        StoreErrors.translate(
+            "PutObject",
+            "s3a://b/k",
+            SdkClientException.create(
+                "Unable to execute HTTP request: Connection refused",
+                new java.net.ConnectException("Connection refused")));
+
+    assertThat(e.getMessage())
+        .startsWith("PutObject s3a://b/k failed with no usable response")
+        .contains("Connection refused")
+        .contains("check fs.s3a.endpoint (host and port)");
+    assertThat(
+            StoreErrors.translate(
+                    "UploadPart", "s3a://b/k", SdkClientException.create("Connection reset"))
+                .getMessage())
+        .doesNotContain("fs.s3a.endpoint");
+  }
 }
