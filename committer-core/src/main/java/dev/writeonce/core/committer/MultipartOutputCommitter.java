@@ -321,7 +321,15 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     Map<String, Long> statistics = new LinkedHashMap<>();
     statistics.put(CommitStatistics.FILES, (long) uploads.size());
     statistics.put(CommitStatistics.BYTES, uploads.stream().mapToLong(PendingUpload::length).sum());
-    store().counters().since(before).forEach((type, n) -> statistics.put(type.counterName(), n));
+    Map<RequestType, Long> requests = store().counters().since(before);
+    // Uploads begun before task commit (the magic committer's, those begun on close) went through
+    // other counters: each cost at least its create and its parts.
+    requests.merge(RequestType.CREATE_UPLOAD, (long) uploads.size(), Math::max);
+    requests.merge(
+        RequestType.UPLOAD_PART,
+        uploads.stream().mapToLong(u -> u.parts().size()).sum(),
+        Math::max);
+    requests.forEach((type, n) -> statistics.put(type.counterName(), n));
     return new TaskManifest(recordsJobId(context), attemptId(context), uploads, statistics);
   }
 

@@ -113,14 +113,16 @@ public final class JobCommitEngine {
         layout.destination());
     Set<String> taken = built.takenAttempts();
     try {
-      return finish(manifest, request.record(), taken, false, before, stageMillis);
+      return finish(
+          manifest, request.record(), taken, false, before, stageMillis, built.taskRequests());
     } catch (IOException first) {
       LOG.warn(
           "Job {} is committed but finishing it failed ({}); trying once more",
           manifest.jobId(),
           first.getMessage());
       try {
-        return finish(manifest, request.record(), taken, false, before, stageMillis);
+        return finish(
+            manifest, request.record(), taken, false, before, stageMillis, built.taskRequests());
       } catch (IOException second) {
         second.addSuppressed(first);
         throw committedButUnfinished(manifest, second);
@@ -192,7 +194,8 @@ public final class JobCommitEngine {
             Set.of(),
             acceptLost,
             before,
-            new LinkedHashMap<>()));
+            new LinkedHashMap<>(),
+            Map.of()));
   }
 
   /**
@@ -287,10 +290,12 @@ public final class JobCommitEngine {
       Set<String> takenAttempts,
       boolean acceptLost,
       Map<RequestType, Long> before,
-      Map<String, Long> stageMillis)
+      Map<String, Long> stageMillis,
+      Map<String, Long> taskRequests)
       throws IOException {
     try {
-      return completeAndEnd(manifest, record, takenAttempts, acceptLost, before, stageMillis);
+      return completeAndEnd(
+          manifest, record, takenAttempts, acceptLost, before, stageMillis, taskRequests);
     } catch (FinishedMeanwhileException e) {
       // Only a chunked manifest's chunks can vanish under a reader: the job's own end removed them.
       LOG.info("{}; nothing is left to do", e.getMessage());
@@ -309,7 +314,8 @@ public final class JobCommitEngine {
       Set<String> takenAttempts,
       boolean acceptLost,
       Map<RequestType, Long> before,
-      Map<String, Long> stageMillis)
+      Map<String, Long> stageMillis,
+      Map<String, Long> taskRequests)
       throws IOException {
     String jobId = manifest.jobId();
     CompleteUploadsStage.Outcome outcome;
@@ -341,7 +347,8 @@ public final class JobCommitEngine {
             manifest,
             config.successFileLimit(),
             outcome,
-            store.counters().since(before),
+            store.counters().snapshot(),
+            taskRequests,
             stageMillis,
             clock.getAsLong());
     stageMillis.put("success", elapsedMillis(start));

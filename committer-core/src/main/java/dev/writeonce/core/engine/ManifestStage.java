@@ -1,6 +1,7 @@
 package dev.writeonce.core.engine;
 
 import dev.writeonce.core.errors.InvalidJobException;
+import dev.writeonce.core.model.CommitStatistics;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.ManifestChunk;
@@ -37,7 +38,7 @@ import java.util.concurrent.Future;
 final class ManifestStage {
 
   /** The job manifest and the task attempts whose uploads it takes. */
-  record Built(JobManifest manifest, Set<String> takenAttempts) {}
+  record Built(JobManifest manifest, Set<String> takenAttempts, Map<String, Long> taskRequests) {}
 
   private ManifestStage() {}
 
@@ -85,7 +86,7 @@ final class ManifestStage {
     } catch (IllegalArgumentException e) {
       throw invalid(layout, request, e.getMessage());
     }
-    return new Built(manifest, collector.taken);
+    return new Built(manifest, collector.taken, collector.taskRequests);
   }
 
   private static InvalidJobException invalid(
@@ -198,6 +199,7 @@ final class ManifestStage {
     private final int chunkUploads;
     private final String runToken = UUID.randomUUID().toString();
     private final Set<String> taken = new LinkedHashSet<>();
+    private final Map<String, Long> taskRequests = new HashMap<>();
     private final List<ManifestChunk> chunks = new ArrayList<>();
     private final LongList keyHashes = new LongList();
     private final LongList uploadIdHashes = new LongList();
@@ -221,6 +223,13 @@ final class ManifestStage {
             "task attempt " + task.taskAttemptId() + " belongs to job " + task.jobId());
       }
       taken.add(task.taskAttemptId());
+      task.statistics()
+          .forEach(
+              (name, count) -> {
+                if (name.startsWith(CommitStatistics.REQUESTS_PREFIX)) {
+                  taskRequests.merge(name, count, Long::sum);
+                }
+              });
       for (PendingUpload upload : task.uploads()) {
         try {
           JobManifest.requireInside(layout.destination(), upload);

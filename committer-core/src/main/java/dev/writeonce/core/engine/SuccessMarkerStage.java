@@ -30,7 +30,8 @@ final class SuccessMarkerStage {
       JobManifest manifest,
       int fileLimit,
       CompleteUploadsStage.Outcome outcome,
-      Map<RequestType, Long> requests,
+      Map<RequestType, Long> driverRequests,
+      Map<String, Long> taskRequests,
       Map<String, Long> stageMillis,
       long nowMillis)
       throws IOException {
@@ -50,15 +51,26 @@ final class SuccessMarkerStage {
     stageMillis.forEach(
         (stage, millis) -> metrics.put(CommitStatistics.stageMillis(stage), millis));
 
+    // The whole job's requests: the committing process's own since it opened the store (job setup
+    // and commit, when one committer runs both), the _SUCCESS PUT, and what each committed task
+    // attempt reported in its manifest.
     Map<String, Long> counters = new LinkedHashMap<>();
-    // The _SUCCESS PUT itself is part of the job's traffic.
-    requests.forEach(
+    driverRequests.forEach(
         (type, count) ->
-            counters.put(type.counterName(), count + (type == RequestType.PUT_OBJECT ? 1 : 0)));
+            counters.put(
+                type.counterName(),
+                count
+                    + (type == RequestType.PUT_OBJECT ? 1 : 0)
+                    + taskRequests.getOrDefault(type.counterName(), 0L)));
 
     Map<String, String> diagnostics = new LinkedHashMap<>();
     diagnostics.put(CommitStatistics.CONFLICT_MODE, manifest.conflictMode().id());
     diagnostics.put(CommitStatistics.DESTINATION, manifest.destination().toString());
+    diagnostics.put(
+        CommitStatistics.REQUESTS_COUNTED,
+        taskRequests.isEmpty()
+            ? CommitStatistics.REQUESTS_OF_THIS_PROCESS
+            : CommitStatistics.REQUESTS_OF_THE_JOB);
     if (!lost.isEmpty()) {
       // Accepted by an operator: these files of the job were never published.
       diagnostics.put(CommitStatistics.LOST_FILES, String.join(" ", lost));

@@ -33,8 +33,24 @@ public final class CommitStatistics {
   /** Diagnostic: the job's destination. */
   public static final String DESTINATION = "writeonce.destination";
 
-  /** Requests by type: this prefix, then the type in lower case. */
+  /**
+   * Requests by type: this prefix, then the type in lower case. What they cover is named by {@link
+   * #REQUESTS_COUNTED}.
+   */
   public static final String REQUESTS_PREFIX = "writeonce.requests.";
+
+  /** Diagnostic: which requests {@link #REQUESTS_PREFIX} counts. */
+  public static final String REQUESTS_COUNTED = "writeonce.requests-counted";
+
+  /** The requests of a job commit that took its tasks' manifests. */
+  public static final String REQUESTS_OF_THE_JOB =
+      "the whole job: each committed task attempt's (its intent, and the create and parts of each"
+          + " upload it handed over), and the driver's from job setup to _SUCCESS; not those of"
+          + " attempts that failed or were aborted";
+
+  /** The requests of a commit finished from a manifest (recovery, a later job's setup). */
+  public static final String REQUESTS_OF_THIS_PROCESS =
+      "only those of the process that finished the commit from its manifest";
 
   /** Milliseconds of a commit stage: this prefix, the stage, then {@link #STAGE_SUFFIX}. */
   public static final String STAGE_PREFIX = "writeonce.stage.";

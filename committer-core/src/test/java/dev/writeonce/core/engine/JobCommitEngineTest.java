@@ -12,6 +12,7 @@ import dev.writeonce.core.errors.InvalidJobException;
 import dev.writeonce.core.errors.JobCommittedException;
 import dev.writeonce.core.errors.UploadLostException;
 import dev.writeonce.core.json.SuccessDataFormat;
+import dev.writeonce.core.model.CommitStatistics;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.PendingUpload;
@@ -134,6 +135,25 @@ class JobCommitEngineTest {
     assertThat(success.counters()).containsEntry("writeonce.requests.put_object", 2L);
     assertThat(new String(memory.content("table/_SUCCESS"), StandardCharsets.UTF_8))
         .contains("\"name\" : \"" + SuccessDataFormat.HADOOP_NAME + "\"");
+  }
+
+  @Test
+  void successMarkerCountsTheTasksRequestsWithTheCommitsAndNamesWhatItCounts() throws Exception {
+    TaskManifest task = tasks(1, 3).get(0);
+    TaskManifest reported =
+        new TaskManifest(
+            task.jobId(),
+            task.taskAttemptId(),
+            task.uploads(),
+            Map.of("writeonce.files", 3L, "writeonce.requests.put_object", 1L));
+    engine().commit(append(List.of(reported)));
+    SuccessData success =
+        SuccessDataFormat.fromJson(memory.content("table/_SUCCESS"), "table/_SUCCESS");
+
+    // The task's intent, the job manifest and _SUCCESS.
+    assertThat(success.counters()).containsEntry("writeonce.requests.put_object", 3L);
+    assertThat(success.diagnostics())
+        .containsEntry(CommitStatistics.REQUESTS_COUNTED, CommitStatistics.REQUESTS_OF_THE_JOB);
   }
 
   @Test
