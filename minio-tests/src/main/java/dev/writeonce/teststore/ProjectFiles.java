@@ -5,11 +5,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Finds the project's scripts, which provision the stores. */
-final class ProjectFiles {
+public final class ProjectFiles {
 
   private ProjectFiles() {}
 
-  static Path script(String name) throws IOException {
+  public static Path script(String name) throws IOException {
     String configured =
         System.getProperty("writeonce.project.root", System.getenv("WRITEONCE_PROJECT_ROOT"));
     if (configured != null && !configured.isBlank()) {
