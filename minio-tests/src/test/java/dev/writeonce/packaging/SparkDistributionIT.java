@@ -34,8 +34,11 @@ import org.slf4j.LoggerFactory;
  * class path reaches Spark's JVM otherwise. Each committer and the shim are configured as the docs
  * say; a PySpark script writes, overwrites partitions dynamically and saves a table, reads each
  * back, and checks {@code _SUCCESS}. The store's own counts show no COPY, and no upload stays open.
+ *
+ * <p>It runs on the first store the suite selects (MinIO by default, or the endpoint given in the
+ * environment): what it tests is the distribution, which the store does not change, and each line
+ * takes about three minutes.
  */
-@EachStore
 class SparkDistributionIT {
 
   private static final Logger LOG = LoggerFactory.getLogger(SparkDistributionIT.class);
