@@ -9,6 +9,8 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobContext;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The magic committer: tasks write through {@link MagicS3AFileSystem} to a magic work path, and
@@ -16,6 +18,8 @@ import org.apache.hadoop.mapreduce.TaskAttemptContext;
  * the attempt's pending uploads; the job commit completes them through the job manifest.
  */
 public final class MagicCommitter extends MultipartOutputCommitter {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MagicCommitter.class);
 
   public static final String NAME = "magic";
 
@@ -26,14 +30,24 @@ public final class MagicCommitter extends MultipartOutputCommitter {
     super(NAME, outputPath, context, ConflictPolicy.directory(), opener);
     String attempt =
         context instanceof TaskAttemptContext task ? attemptId(task) : "job-" + jobId(context);
-    String baseKey = MagicPaths.baseKey(destination().prefix(), jobId(context), attempt);
+    String baseKey = MagicPaths.baseKey(destination().prefix(), recordsJobId(context), attempt);
     this.workPath = new Path(destination().uriOf(baseKey));
   }
 
-  /** The magic key prefix of the attempt a call names: not necessarily this committer's own. */
+  /**
+   * The magic key prefix of the attempt a call names: not necessarily this committer's own. It
+   * carries the id the job's records go under, not the Hadoop job id: Spark makes that from the
+   * second and the stage, so two writes to one table could otherwise share an attempt's files.
+   */
   private String attemptKey(TaskAttemptContext context) {
-    String baseKey = MagicPaths.baseKey(destination().prefix(), jobId(context), attemptId(context));
+    String baseKey =
+        MagicPaths.baseKey(destination().prefix(), recordsJobId(context), attemptId(context));
     return baseKey.substring(0, baseKey.length() - MagicPaths.BASE.length());
+  }
+
+  /** The magic key prefix of every attempt of the job a call names. */
+  private String jobKey(JobContext context) {
+    return destination().prefix() + MagicPaths.MAGIC_PREFIX + recordsJobId(context) + "/";
   }
 
   /** The magic path tasks write under; its files stream to the destination. */
@@ -88,5 +102,21 @@ public final class MagicCommitter extends MultipartOutputCommitter {
   @Override
   protected void releaseTask(TaskAttemptContext context) {
     // The attempt's uploads were handed over at claim; nothing is held locally.
+  }
+
+  /**
+   * Once the job has committed or aborted, aborts the uploads of its attempts in this process that
+   * neither committed nor aborted (a task whose commit never came, a speculative attempt left
+   * running): their uploads are named nowhere else, and the job no longer needs them.
+   */
+  @Override
+  protected void cleanupJobLocally(JobContext context) throws IOException {
+    int aborted = magicFileSystem(context).abortAttemptsUnder(jobKey(context));
+    if (aborted > 0) {
+      LOG.info(
+          "Job {}: aborted the uploads of {} attempts that neither committed nor aborted",
+          recordsJobId(context),
+          aborted);
+    }
   }
 }

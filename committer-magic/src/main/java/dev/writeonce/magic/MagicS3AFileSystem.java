@@ -313,6 +313,15 @@ public class MagicS3AFileSystem extends S3AFileSystem {
     return true;
   }
 
+  /** Aborts every attempt in this process whose magic prefix lies under a key prefix. */
+  int abortAttemptsUnder(String keyPrefix) throws IOException {
+    List<String> attempts = MagicUploads.attemptsUnder(getBucket(), keyPrefix);
+    for (String attemptKey : attempts) {
+      abortAttempt(attemptKey);
+    }
+    return attempts.size();
+  }
+
   /** Aborts every upload of an attempt, open writers included, and forgets the attempt. */
   void abortAttempt(String attemptKey) throws IOException {
     Optional<MagicUploads.Attempt> attempt = MagicUploads.remove(getBucket(), attemptKey);

@@ -156,4 +156,106 @@ class MagicCommitterIT extends AbstractCommitterContractIT {
     assertThat(bucketView.openUploads(java.util.List.of("out/drop/part-0", "out/drop/sub/part-1")))
         .isEmpty();
   }
+
+  /** Writes one file through a new task attempt of the job and returns its final key. */
+  private String writeWithoutCommit(
+      Configuration conf, Path out, String jtIdentifier, int task, String name) throws Exception {
+    TaskAttemptContext context =
+        new TaskAttemptContextImpl(conf, new TaskAttemptID(jtIdentifier, 1, TaskType.MAP, task, 0));
+    PathOutputCommitter committer = PathOutputCommitterFactory.createCommitter(out, context);
+    committer.setupTask(context);
+    Path file = new Path(committer.getWorkPath(), name);
+    try (FSDataOutputStream stream = file.getFileSystem(conf).create(file, false)) {
+      stream.write(name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+    return "out/" + name;
+  }
+
+  /**
+   * Hadoop's protocol scenario testCommitJobButNotTask: the attempt's upload must not stay open.
+   */
+  @Test
+  void aJobCommittedWithoutItsTaskCommitLeavesTheTasksUploadAbortedNotOpen() throws Exception {
+    String bucket = store().newBucket("magic-no-task-commit");
+    Configuration conf = jobConfiguration();
+    Path out = new Path("s3a://" + bucket + "/out");
+    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
+    TaskAttemptContext jobContext =
+        new TaskAttemptContextImpl(conf, new TaskAttemptID("2026112511", 1, TaskType.MAP, 0, 0));
+    PathOutputCommitter driver = PathOutputCommitterFactory.createCommitter(out, jobContext);
+    driver.setupJob(jobContext);
+    String key = writeWithoutCommit(conf, out, "2026112511", 0, "part-m-00000");
+    BucketView bucketView = new BucketView(store(), bucket);
+    assertThat(bucketView.openUploads(java.util.List.of(key))).hasSize(1);
+
+    driver.commitJob(jobContext);
+
+    assertThat(bucketView.keys("out/")).doesNotContain(key);
+    assertThat(bucketView.openUploads(java.util.List.of(key))).isEmpty();
+  }
+
+  /** Hadoop's protocol scenario testAbortJobNotTask. */
+  @Test
+  void aJobAbortedWithoutItsTaskAbortLeavesTheTasksUploadAbortedNotOpen() throws Exception {
+    String bucket = store().newBucket("magic-no-task-abort");
+    Configuration conf = jobConfiguration();
+    Path out = new Path("s3a://" + bucket + "/out");
+    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
+    TaskAttemptContext jobContext =
+        new TaskAttemptContextImpl(conf, new TaskAttemptID("2026112512", 1, TaskType.MAP, 0, 0));
+    PathOutputCommitter driver = PathOutputCommitterFactory.createCommitter(out, jobContext);
+    driver.setupJob(jobContext);
+    String key = writeWithoutCommit(conf, out, "2026112512", 0, "part-m-00000");
+
+    driver.abortJob(jobContext, org.apache.hadoop.mapreduce.JobStatus.State.FAILED);
+
+    BucketView bucketView = new BucketView(store(), bucket);
+    assertThat(bucketView.keys("out/")).doesNotContain(key);
+    assertThat(bucketView.openUploads(java.util.List.of(key))).isEmpty();
+  }
+
+  /**
+   * Two runs of one Hadoop job id with distinct run ids (Spark's ids repeat within a second) keep
+   * their attempts apart: each job commits its own file, and neither commit aborts the other's.
+   */
+  @Test
+  void twoRunsOfOneJobIdWithDistinctRunIdsKeepTheirMagicAttemptsApart() throws Exception {
+    String bucket = store().newBucket("magic-two-runs");
+    Path out = new Path("s3a://" + bucket + "/out");
+    Configuration first = jobConfiguration();
+    first.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
+    first.set("writeonce.job.uuid", "run-a");
+    Configuration second = new Configuration(first);
+    second.set("writeonce.job.uuid", "run-b");
+    TaskAttemptID attempt = new TaskAttemptID("2026112513", 1, TaskType.MAP, 0, 0);
+    TaskAttemptContext firstJob = new TaskAttemptContextImpl(first, attempt);
+    TaskAttemptContext secondJob = new TaskAttemptContextImpl(second, attempt);
+    PathOutputCommitter firstDriver = PathOutputCommitterFactory.createCommitter(out, firstJob);
+    PathOutputCommitter secondDriver = PathOutputCommitterFactory.createCommitter(out, secondJob);
+    firstDriver.setupJob(firstJob);
+    secondDriver.setupJob(secondJob);
+
+    PathOutputCommitter firstTask = PathOutputCommitterFactory.createCommitter(out, firstJob);
+    PathOutputCommitter secondTask = PathOutputCommitterFactory.createCommitter(out, secondJob);
+    firstTask.setupTask(firstJob);
+    secondTask.setupTask(secondJob);
+    assertThat(firstTask.getWorkPath()).isNotEqualTo(secondTask.getWorkPath());
+    for (var pair :
+        java.util.List.of(
+            java.util.Map.entry(firstTask, "a.txt"), java.util.Map.entry(secondTask, "b.txt"))) {
+      Path file = new Path(pair.getKey().getWorkPath(), pair.getValue());
+      try (FSDataOutputStream stream = file.getFileSystem(first).create(file, false)) {
+        stream.write(pair.getValue().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      }
+    }
+    firstTask.commitTask(firstJob);
+    firstDriver.commitJob(firstJob);
+    secondTask.commitTask(secondJob);
+    secondDriver.commitJob(secondJob);
+
+    BucketView bucketView = new BucketView(store(), bucket);
+    assertThat(bucketView.keys("out/")).contains("out/a.txt", "out/b.txt");
+    assertThat(bucketView.read("out/a.txt")).isEqualTo("a.txt");
+    assertThat(bucketView.read("out/b.txt")).isEqualTo("b.txt");
+  }
 }
