@@ -6,16 +6,20 @@ import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobInspector.Job;
 import dev.writeonce.core.engine.JobLayout;
 import dev.writeonce.core.errors.FormatException;
+import dev.writeonce.core.json.InsertLockFormat;
 import dev.writeonce.core.json.PendingFileFormat;
 import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.InsertLock;
 import dev.writeonce.core.model.PendingFile;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.OpenUpload;
 import dev.writeonce.core.store.PeekedObject;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -94,9 +98,13 @@ final class PurgeCommand implements Callable<Integer> {
 
       Set<String> roots = new TreeSet<>();
       List<ObjectInfo> shimRecords = new ArrayList<>();
+      Map<String, ObjectInfo> insertLocks = new HashMap<>();
       for (ObjectInfo object : everything) {
         Matcher records = RECORDS.matcher(object.key());
-        if (records.find()) {
+        String name = object.key().substring(object.key().lastIndexOf('/') + 1);
+        if (name.equals(InsertLockFormat.OBJECT_NAME)) {
+          insertLocks.put(object.key().substring(0, object.key().length() - name.length()), object);
+        } else if (records.find()) {
           roots.add(object.key().substring(0, records.start() + records.group(1).length()));
         } else if (TEMPORARY_DIR.matcher(object.key()).find()
             && !object.key().endsWith("/")
@@ -113,7 +121,7 @@ final class PurgeCommand implements Callable<Integer> {
       for (String root : roots) {
         purgeJobsUnder(access, root, now, committedUploads, liveDestinations);
       }
-      purgeShimRecords(access, shimRecords);
+      purgeShimRecords(access, shimRecords, insertLocks, now);
       if (listUploads) {
         purgeListedUploads(access, committedUploads, liveDestinations);
       }
@@ -217,13 +225,42 @@ final class PurgeCommand implements Callable<Integer> {
     }
   }
 
-  /** The shim's pending-file records in temporary directories at any depth below the prefix. */
-  private void purgeShimRecords(StoreAccess access, List<ObjectInfo> candidates) throws Exception {
+  /**
+   * The shim's pending-file records in temporary directories at any depth below the prefix. A
+   * record of a table whose insert lock is live belongs, or may belong, to the statement holding
+   * it: it is left, whatever its age. Other statements take no lock, so for them the age alone
+   * decides: --older-than must exceed the longest statement.
+   */
+  private void purgeShimRecords(
+      StoreAccess access,
+      List<ObjectInfo> candidates,
+      Map<String, ObjectInfo> insertLocks,
+      long now)
+      throws Exception {
     String prefix = access.destination.prefix();
     List<String> removable = new ArrayList<>();
+    Map<String, Boolean> liveLocks = new HashMap<>();
     int examined = 0;
     for (ObjectInfo object : candidates) {
       output.progress("purge: temporary files examined", ++examined, candidates.size());
+      Matcher temporary = TEMPORARY_DIR.matcher(object.key());
+      String table =
+          temporary.find()
+              ? object.key().substring(0, temporary.start() + temporary.group(1).length())
+              : "";
+      ObjectInfo lock = insertLocks.get(table);
+      if (lock != null
+          && liveLocks.computeIfAbsent(table, t -> insertLockIsLive(access, lock, now))) {
+        String uri = access.destination.uriOf(object.key());
+        output.entry("shimRecords").put("record", uri).put("action", "left-locked");
+        say(
+            "keep "
+                + uri
+                + ": its table's insert lock "
+                + access.destination.uriOf(lock.key())
+                + " is held by a live statement");
+        continue;
+      }
       Optional<PeekedObject> peeked =
           access.gateway.peekObject(
               object.key(), PendingFileFormat.HEAD_BYTES, PendingFileFormat::isRecord);
@@ -266,6 +303,34 @@ final class PurgeCommand implements Callable<Integer> {
     }
     if (!removable.isEmpty()) {
       access.gateway.deleteObjects(removable);
+    }
+  }
+
+  /**
+   * Whether an insert lock's lease still runs, judged on the store's clock against the time the
+   * store gave its last renewal. A lock that cannot be read counts as live: nothing is aborted on a
+   * guess.
+   */
+  private boolean insertLockIsLive(StoreAccess access, ObjectInfo lock, long now) {
+    try {
+      Optional<PeekedObject> read = access.gateway.peekObject(lock.key(), 4_096, head -> true);
+      if (read.isEmpty()) {
+        return false;
+      }
+      if (read.get().body() == null) {
+        return true;
+      }
+      InsertLock held =
+          InsertLockFormat.fromJson(read.get().body(), access.destination.uriOf(lock.key()));
+      return read.get().info().lastModifiedMillis() + held.leaseMillis() > now;
+    } catch (Exception e) {
+      output.error(
+          "cannot read the insert lock "
+              + access.destination.uriOf(lock.key())
+              + " ("
+              + e.getMessage()
+              + "): its table's temporary files are left");
+      return true;
     }
   }
 

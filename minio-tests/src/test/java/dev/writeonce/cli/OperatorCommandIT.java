@@ -573,4 +573,41 @@ class OperatorCommandIT {
     assertThat(view.openUploads(List.of(shimUpload.key()))).isEmpty();
     assertThat(view.keys("")).doesNotContain(recordKey).doesNotContainAnyElementsOf(keys);
   }
+
+  /**
+   * Purge and a running INSERT INTO through the shim: the statement holds its table's insert lock,
+   * so its pending files are left whatever --older-than says; once the lock is gone they are purged
+   * by age.
+   */
+  @Test
+  void purgeLeavesTheShimRecordsOfATableWhoseInsertLockIsLive() throws Exception {
+    String table = destination.prefix() + "sales/";
+    PendingUpload shimUpload =
+        PendingUploads.upload(gateway, table + "part-shim", new byte[] {7}, "a");
+    String recordKey = table + ".hive-staging_hive_2/-ext-10000/_tmp.part-shim";
+    gateway.putObject(
+        recordKey, PendingFileFormat.toJson(PendingFile.closed(shimUpload, 1L)), false);
+    String lockKey = table + dev.writeonce.core.json.InsertLockFormat.OBJECT_NAME;
+    long now = System.currentTimeMillis();
+    gateway.putObject(
+        lockKey,
+        dev.writeonce.core.json.InsertLockFormat.toJson(
+            new dev.writeonce.core.model.InsertLock(
+                "hiveserver2-a", "lock-1", "host-a", destination.uriOf(table), now, now, 600_000L)),
+        false);
+
+    Result held = run("purge", "--older-than=0s", "--yes", "--json");
+
+    assertThat(held.exit()).as(held.err()).isZero();
+    assertThat(json(held).get("shimRecords").toString()).contains("left-locked");
+    assertThat(view.openUploads(List.of(shimUpload.key()))).hasSize(1);
+    assertThat(view.keys("")).contains(recordKey);
+
+    gateway.deleteObjects(List.of(lockKey));
+    Result released = run("purge", "--older-than=0s", "--yes", "--json");
+
+    assertThat(released.exit()).as(released.err()).isZero();
+    assertThat(view.openUploads(List.of(shimUpload.key()))).isEmpty();
+    assertThat(view.keys("")).doesNotContain(recordKey);
+  }
 }

@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
 public final class InsertLockHolder {
 
   /** The lock's object name in the directory it locks: hidden from Hive's and Spark's listings. */
-  public static final String OBJECT_NAME = "_writeonce-insert-lock";
+  public static final String OBJECT_NAME = InsertLockFormat.OBJECT_NAME;
 
   private static final Logger LOG = LoggerFactory.getLogger(InsertLockHolder.class);
 

@@ -10,6 +10,9 @@ public final class InsertLockFormat {
   public static final String FORMAT = "writeonce.insert-lock";
   public static final int VERSION = 1;
 
+  /** The lock's object name in the directory it locks: hidden from Hive's and Spark's listings. */
+  public static final String OBJECT_NAME = "_writeonce-insert-lock";
+
   private InsertLockFormat() {}
 
   public static byte[] toJson(InsertLock lock) {
