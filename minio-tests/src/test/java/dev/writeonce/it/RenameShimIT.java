@@ -379,6 +379,44 @@ class RenameShimIT {
     assertNoOpenUploads(bucket, List.of("out/part-0"));
   }
 
+  /**
+   * A long-lived shim instance trusts the records it wrote. When another process (purge) has
+   * aborted the upload and removed the record meanwhile, the rename fails, naming the file, and
+   * publishes nothing: a record remembered wrongly never publishes other data.
+   */
+  @Test
+  void aRenameWhoseRecordWasPurgedMeanwhileFailsNamingTheFileAndPublishesNothing()
+      throws Exception {
+    String bucket = store().newBucket("shim-purged");
+    Configuration conf = configuration(1, true);
+    String temporaryKey = "out/_temporary/0/_temporary/attempt_2026112523_0014_m_000000_0/part-0";
+    org.apache.hadoop.fs.Path pending =
+        new org.apache.hadoop.fs.Path("s3a://" + bucket + "/" + temporaryKey);
+    FileSystem fs = pending.getFileSystem(conf);
+    try (FSDataOutputStream out = fs.create(pending, true)) {
+      out.write("row\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+    BucketView view = new BucketView(store(), bucket);
+    String uploadId =
+        store()
+            .adminClient()
+            .listMultipartUploads(b -> b.bucket(bucket).prefix("out/part-0"))
+            .uploads()
+            .get(0)
+            .uploadId();
+    store()
+        .adminClient()
+        .abortMultipartUpload(b -> b.bucket(bucket).key("out/part-0").uploadId(uploadId));
+    store().adminClient().deleteObject(b -> b.bucket(bucket).key(temporaryKey));
+
+    org.apache.hadoop.fs.Path target =
+        new org.apache.hadoop.fs.Path("s3a://" + bucket + "/out/part-0");
+    assertThatThrownBy(() -> fs.rename(pending, target)).hasMessageContaining("part-0");
+
+    assertThat(view.keys("")).doesNotContain("out/part-0");
+    assertNoOpenUploads(bucket, List.of("out/part-0"));
+  }
+
   // ---- the destination check of a rename --------------------------------------------------------
 
   @Test
