@@ -109,6 +109,11 @@ def case_write(spark, committer, dest):
     check(per == {p: ROWS // PARTS for p in range(PARTS)}, "rows per partition %s" % per)
     check_output(spark, committer, dest)
 
+    # A format that asks Hadoop's committer factory for its committer (Parquet does not).
+    print("== json %s-json" % dest, flush=True)
+    data(spark, ROWS, "json").write.json(dest + "-json")
+    check(spark.read.json(dest + "-json").count() == ROWS, "json read back %d rows" % ROWS)
+
     print("== static overwrite %s" % dest, flush=True)
     data(spark, ROWS // 2, "second").write.mode("overwrite").partitionBy("p").parquet(dest)
     back = spark.read.parquet(dest)

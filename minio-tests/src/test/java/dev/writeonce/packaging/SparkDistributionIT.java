@@ -90,10 +90,14 @@ class SparkDistributionIT {
     store
         .emptyObjectSettings()
         .forEach((key, value) -> shim.add("spark.hadoop." + key + "=" + value));
-    write(spark, sparkVersion, "shim", shim);
+    Result shimmed = write(spark, sparkVersion, "shim", shim);
+    // Said once per process instead of S3A's per-task warning, which does not hold through it.
+    assertThat(shimmed.output()).doesNotContain("This is slow and potentially unsafe");
+    assertThat(shimmed.output().split("through the rename shim: its renames complete", -1))
+        .hasSize(2);
   }
 
-  private void write(Path spark, String sparkVersion, String committer, List<String> settings)
+  private Result write(Path spark, String sparkVersion, String committer, List<String> settings)
       throws Exception {
     String bucket = store.newBucket("dist-" + committer);
     Traffic before = store.meter().read();
@@ -120,6 +124,7 @@ class SparkDistributionIT {
     List<String> keys = view.keys("");
     assertThat(keys).anyMatch(key -> key.endsWith(".parquet"));
     assertThat(view.openUploads(keys)).as("uploads left open by %s", committer).isEmpty();
+    return result;
   }
 
   record Result(int exit, String output) {}
