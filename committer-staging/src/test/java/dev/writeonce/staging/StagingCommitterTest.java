@@ -323,8 +323,9 @@ class StagingCommitterTest {
 
     conf.set(WriteonceCommitterFactory.COMMITTER, "nonesuch");
     assertThatThrownBy(() -> PathOutputCommitterFactory.createCommitter(OUT, attempt(0, 0)))
-        .hasMessageContaining("writeonce.committer=nonesuch")
-        .hasMessageContaining("directory, partitioned");
+        .hasMessage(
+            "writeonce.committer = 'nonesuch' is not a committer's name: use one of directory,"
+                + " magic, partitioned");
   }
 
   // Hadoop's committer contract: what an application master, Spark or a second job may do.

@@ -172,17 +172,7 @@ final class JobIdentity {
     if (retriedDriver
         && other.state() == State.COMMITTING
         && point == JobRecords.CommitPoint.NONE) {
-      LOG.warn(
-          "Job {}: the earlier attempt {} of this restarted driver was committing: its uploads are"
-              + " aborted and its abort fence kept, since a write of its manifest may still land",
-          jobId,
-          other.uuid());
-      engine.abort(jobId, List.of(), false);
-      throw earlierRun(
-          jobId,
-          "was committing in an earlier attempt of this application master, whose manifest write"
-              + " may still land; that attempt is aborted and the job id cannot be used again",
-          other);
+      new RestartedDriver(engine, destination).fenceCommittingAttempt(jobId);
     }
     String state =
         other.state() == State.FINISHED

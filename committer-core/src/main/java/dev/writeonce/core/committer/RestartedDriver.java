@@ -85,9 +85,22 @@ final class RestartedDriver {
                         && job.state() == JobInspector.State.UNCOMMITTED
                         && job.record() != null
                         && job.record().state() == JobRecord.State.COMMITTING);
-    if (!wasCommitting) {
-      return;
+    if (wasCommitting) {
+      fenceCommittingAttempt(jobId);
     }
+  }
+
+  /**
+   * Aborts an earlier attempt that was committing and keeps its fence, so that its manifest write,
+   * if still on the wire, never lands; then refuses the restart. Where the manifest landed first,
+   * the job is committed: it is finished instead, and the restart refused as already finished. The
+   * one way both job setup's first check and a later claim of the job id handle such an attempt.
+   */
+  void fenceCommittingAttempt(String jobId) throws IOException {
+    LOG.warn(
+        "Job {}: the earlier attempt of this restarted driver was committing: its uploads are"
+            + " aborted and its abort fence kept, since a write of its manifest may still land",
+        jobId);
     try {
       engine.abort(jobId, List.of(), false);
     } catch (CommitConflictException committedMeanwhile) {
