@@ -70,13 +70,17 @@ final class JobCleanup {
    *
    * @param takenAttempts task attempts whose uploads the job completed; the uploads of any other
    *     task manifest found are aborted first
+   * @param finishedRun for the cleanup of a finished run by a process that did not just write its
+   *     FINISHED record (lastEtagWritten null): that run's id. The records are removed only while
+   *     the job record is still that run's; null for no such check
    */
   void deleteRecords(
       String jobId,
       Set<String> takenAttempts,
       String lastKey,
       boolean releaseLast,
-      String lastEtagWritten)
+      String lastEtagWritten,
+      String finishedRun)
       throws IOException {
     // A renewal after this listing would bring back a record of a removed job.
     JobLease.release(store, layout, jobId);
@@ -92,6 +96,17 @@ final class JobCleanup {
       if (object.key().equals(lastKey)) {
         last = object;
       }
+    }
+    if (lastKey.equals(layout.jobRecordKey(jobId))
+        && (lastEtagWritten != null || finishedRun != null)
+        && !stillTheFinishedRun(jobId, last, lastEtagWritten, finishedRun)) {
+      LOG.info(
+          "Job {}: its record is no longer that of the finished run being cleaned (its cleanup"
+              + " ended, or a new run of the job id began): the records under {} are left to"
+              + " their owner",
+          jobId,
+          layout.destination().uriOf(layout.jobPrefix(jobId)));
+      return;
     }
     boolean expired =
         last != null && last.lastModifiedMillis() <= clock.getAsLong() - retentionMillis;
@@ -148,6 +163,34 @@ final class JobCleanup {
     if (last != null && (expired || releaseLast && !keepStrays)) {
       deleteOutcome(jobId, lastKey, lastEtagWritten);
     }
+  }
+
+  /**
+   * Whether the listed job record is still the FINISHED record of the run being cleaned. Once it is
+   * gone, that run's cleanup has ended (the record goes last), and what the listing found belongs
+   * to a new run of the job id; while it stands, no new run can begin (a finished record refuses
+   * the job id), so nothing listed is a new run's.
+   */
+  private boolean stillTheFinishedRun(
+      String jobId, ObjectInfo listed, String etagWritten, String finishedRun) throws IOException {
+    if (listed == null) {
+      return false;
+    }
+    if (etagWritten != null && etagWritten.equals(listed.etag())) {
+      return true;
+    }
+    if (finishedRun == null) {
+      return false;
+    }
+    Optional<JobRecord> record;
+    try {
+      record = records.loadJobRecord(jobId);
+    } catch (FormatException e) {
+      return false;
+    }
+    return record.isPresent()
+        && record.get().state() == JobRecord.State.FINISHED
+        && record.get().uuid().equals(finishedRun);
   }
 
   /**
@@ -233,9 +276,13 @@ final class JobCleanup {
 
   /** Like {@link #deleteRecords}, but a failure only leaves the records for recovery. */
   void deleteRecordsQuietly(
-      String jobId, Set<String> takenAttempts, String lastKey, String lastEtagWritten) {
+      String jobId,
+      Set<String> takenAttempts,
+      String lastKey,
+      String lastEtagWritten,
+      String finishedRun) {
     try {
-      deleteRecords(jobId, takenAttempts, lastKey, true, lastEtagWritten);
+      deleteRecords(jobId, takenAttempts, lastKey, true, lastEtagWritten, finishedRun);
     } catch (IOException e) {
       LOG.warn(
           "Job {} has ended, but its records under {} could not all be removed ({}); recovery"

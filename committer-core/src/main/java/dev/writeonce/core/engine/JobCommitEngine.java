@@ -177,7 +177,8 @@ public final class JobCommitEngine {
       LOG.info("Job {} already finished; removing its records", jobId);
       // Every upload the job took is completed, so aborting those of leftover task manifests
       // only ends uploads of attempts the job did not take.
-      cleanup.deleteRecordsQuietly(jobId, Set.of(), layout.jobRecordKey(jobId), null);
+      cleanup.deleteRecordsQuietly(
+          jobId, Set.of(), layout.jobRecordKey(jobId), null, record.get().uuid());
       return Optional.of(
           new CommitResult(jobId, 0, 0, 0, 0, 0, store.counters().since(before), Map.of(), null));
     }
@@ -263,7 +264,7 @@ public final class JobCommitEngine {
       throw failure;
     }
     // Every upload of every task manifest read is aborted: they need no second look.
-    cleanup.deleteRecords(jobId, attempts, layout.jobManifestKey(jobId), releaseFence, null);
+    cleanup.deleteRecords(jobId, attempts, layout.jobManifestKey(jobId), releaseFence, null, null);
     LOG.info(
         "Job {} aborted: {} uploads aborted, records removed{}",
         jobId,
@@ -357,7 +358,8 @@ public final class JobCommitEngine {
     start = System.nanoTime();
     Set<String> taken = new HashSet<>(takenAttempts);
     taken.addAll(outcome.attempts());
-    cleanup.deleteRecordsQuietly(jobId, taken, layout.jobRecordKey(jobId), finished);
+    cleanup.deleteRecordsQuietly(
+        jobId, taken, layout.jobRecordKey(jobId), finished, record == null ? null : record.uuid());
     stageMillis.put("cleanup", elapsedMillis(start));
     LOG.info(
         "Job {} finished: {} files, {} bytes ({} completed, {} already completed, {} lost), {}"

@@ -353,4 +353,46 @@ class ProtocolSimulationTest {
             new boolean[] {true, false});
     assertThat(new ProtocolSimulation(plan).run()).isEmpty();
   }
+
+  /**
+   * Seed 50044693: a recovery set out to remove the records of a finished run; by the time it
+   * listed them, that run's own cleanup had ended and a rerun of the job id had begun, which
+   * another recovery then fenced. The late cleaner deleted the rerun's fence with the listing, and
+   * the other recovery's abort then looked undecided. A cleaner of a finished run now removes
+   * records only while the job record is still that run's FINISHED record.
+   */
+  @Test
+  void aLateCleanerOfAFinishedRunNeverDeletesTheRecordsOfTheRerunOfItsJobId() throws Exception {
+    Plan plan =
+        new Plan(
+            50044693L,
+            List.of(
+                job(0, 1, 1, "append", true, -1, 0, commits(0, 0)),
+                job(
+                    1,
+                    1,
+                    1,
+                    "replace",
+                    false,
+                    0,
+                    0,
+                    new Plan.AttemptPlan(0, 0, Plan.Outcome.ABORT, true, 0),
+                    commits(0, 1),
+                    commits(1, 0)),
+                job(
+                    2,
+                    0,
+                    0,
+                    "append",
+                    true,
+                    -1,
+                    0,
+                    commits(0, 0),
+                    new Plan.AttemptPlan(0, 1, Plan.Outcome.ABORT, false, 0))),
+            List.of(0, 0),
+            0,
+            0,
+            new boolean[] {false, true});
+    assertThat(new ProtocolSimulation(plan).run()).isEmpty();
+  }
 }
