@@ -97,6 +97,16 @@ final class JobCleanup {
         last = object;
       }
     }
+    if (lastKey.equals(layout.jobManifestKey(jobId)) && last == null) {
+      // An abort raises its fence before it cleans up and removes it last: with no fence, that
+      // cleanup has ended, and what the listing found belongs to a new run of the job id.
+      LOG.info(
+          "Job {}: its abort fence is gone (its cleanup ended): the records under {} belong to a"
+              + " new run of the job id and are left to it",
+          jobId,
+          layout.destination().uriOf(layout.jobPrefix(jobId)));
+      return;
+    }
     if (lastKey.equals(layout.jobRecordKey(jobId))
         && (lastEtagWritten != null || finishedRun != null)
         && !stillTheFinishedRun(jobId, last, lastEtagWritten, finishedRun)) {

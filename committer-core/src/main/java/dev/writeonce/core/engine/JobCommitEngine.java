@@ -233,12 +233,18 @@ public final class JobCommitEngine {
     Set<String> attempts = new HashSet<>();
     knownManifests.forEach(m -> attempts.add(m.taskAttemptId()));
     for (String key : records.taskManifestKeys(jobId)) {
-      attempts.add(JobLayout.attemptOfTaskManifest(layout.taskManifestPrefix(jobId), key));
+      String attempt = JobLayout.attemptOfTaskManifest(layout.taskManifestPrefix(jobId), key);
       try {
-        records
-            .loadTaskManifest(jobId, key)
-            .ifPresent(m -> m.uploads().forEach(u -> uploads.put(u.uploadId(), u)));
+        Optional<TaskManifest> manifest = records.loadTaskManifest(jobId, key);
+        // A manifest listed but gone when read was removed by its attempt, which then aborts its
+        // uploads itself, unless it dies first: the attempt is not counted as handled, so that its
+        // intent is scanned and kept like that of any attempt without a manifest.
+        if (manifest.isPresent()) {
+          attempts.add(attempt);
+          manifest.get().uploads().forEach(u -> uploads.put(u.uploadId(), u));
+        }
       } catch (FormatException e) {
+        attempts.add(attempt);
         unreadable.add(e);
       }
     }

@@ -395,4 +395,46 @@ class ProtocolSimulationTest {
             new boolean[] {false, true});
     assertThat(new ProtocolSimulation(plan).run()).isEmpty();
   }
+
+  /**
+   * Seed 50089756: a recovery aborting a job listed a task manifest that its attempt then removed
+   * (its write's answer was lost, so it took the manifest back before aborting its uploads) and
+   * died before aborting. The recovery counted the attempt as handled and deleted its intent, the
+   * one record still naming the upload. An attempt whose listed manifest is gone when read is now
+   * treated as one without a manifest: its intent is scanned and kept.
+   */
+  @Test
+  void anAbortThatFindsATaskManifestGoneScansTheAttemptsIntentInstead() throws Exception {
+    Plan plan =
+        new Plan(
+            50089756L,
+            List.of(
+                job(
+                    0,
+                    0,
+                    1,
+                    "append",
+                    true,
+                    -1,
+                    0,
+                    commits(0, 0),
+                    new Plan.AttemptPlan(1, 0, Plan.Outcome.COMMIT, true, 6),
+                    commits(2, 1)),
+                job(
+                    2,
+                    0,
+                    0,
+                    "append",
+                    false,
+                    -1,
+                    0,
+                    commits(0, 0),
+                    new Plan.AttemptPlan(1, 0, Plan.Outcome.ABORT, true, 0),
+                    commits(1, 1))),
+            List.of(0),
+            0,
+            0.03,
+            new boolean[] {false, true});
+    assertThat(new ProtocolSimulation(plan).run()).isEmpty();
+  }
 }
