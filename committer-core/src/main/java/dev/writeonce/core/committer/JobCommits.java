@@ -61,7 +61,8 @@ final class JobCommits {
       return false;
     }
     // From here on, a task commit can no longer be sure to be taken: see commitTask.
-    record = identity.markCommitting(record);
+    JobIdentity.Written committing = identity.markCommitting(record);
+    record = committing.record();
     List<TaskManifest> selected = new ArrayList<>();
     List<String> stored;
     List<String> replaced;
@@ -95,7 +96,7 @@ final class JobCommits {
       throw e;
     }
     // Otherwise the engine reads the task manifests as it commits, holding a few at a time.
-    commit(record, selected, stored, config.conflictMode(), replaced);
+    commit(committing, selected, stored, config.conflictMode(), replaced);
     return true;
   }
 
@@ -118,17 +119,18 @@ final class JobCommits {
               + " had passed its commit point in an earlier commitJob: it is now finished");
     }
     // Marks that a write of the job manifest may be in flight: an abort then keeps its fence.
-    record = identity.markCommitting(record);
-    return commit(record, manifests, List.of(), mode, replaced);
+    JobIdentity.Written committing = identity.markCommitting(record);
+    return commit(committing, manifests, List.of(), mode, replaced);
   }
 
   private CommitResult commit(
-      JobRecord record,
+      JobIdentity.Written written,
       List<TaskManifest> manifests,
       List<String> storedManifests,
       ConflictMode mode,
       List<String> replaced)
       throws IOException {
+    JobRecord record = written.record();
     String jobId = record.jobId();
     String claim = null;
     try {
@@ -139,7 +141,7 @@ final class JobCommits {
       CommitResult result =
           engine.commit(
               new JobCommitRequest(
-                  jobId, name, mode, manifests, replaced, record, storedManifests));
+                  jobId, name, mode, manifests, replaced, record, storedManifests, written.etag()));
       LOG.info("Job {}: {} files committed by {}", jobId, result.files(), name);
       return result;
     } catch (IOException e) {

@@ -281,10 +281,12 @@ final class JobIdentity {
     }
   }
 
-  JobRecord markCommitting(JobRecord record) throws StoreException {
+  /** A job record as this process wrote it, with the ETag the store gave it. */
+  record Written(JobRecord record, String etag) {}
+
+  Written markCommitting(JobRecord record) throws StoreException {
     JobRecord committing = record.withState(State.COMMITTING, System.currentTimeMillis());
-    records.saveJobRecord(committing, false);
-    return committing;
+    return new Written(committing, records.saveJobRecord(committing, false));
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.writeonce.core.engine;
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.errors.JobCommittedException;
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.errors.UploadLostException;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobManifest;
@@ -11,6 +12,7 @@ import dev.writeonce.core.model.JobRecord.State;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
@@ -114,7 +116,14 @@ public final class JobCommitEngine {
     Set<String> taken = built.takenAttempts();
     try {
       return finish(
-          manifest, request.record(), taken, false, before, stageMillis, built.taskRequests());
+          manifest,
+          request.record(),
+          request.recordEtag(),
+          taken,
+          false,
+          before,
+          stageMillis,
+          built.taskRequests());
     } catch (IOException first) {
       LOG.warn(
           "Job {} is committed but finishing it failed ({}); trying once more",
@@ -122,7 +131,14 @@ public final class JobCommitEngine {
           first.getMessage());
       try {
         return finish(
-            manifest, request.record(), taken, false, before, stageMillis, built.taskRequests());
+            manifest,
+            request.record(),
+            request.recordEtag(),
+            taken,
+            false,
+            before,
+            stageMillis,
+            built.taskRequests());
       } catch (IOException second) {
         second.addSuppressed(first);
         throw committedButUnfinished(manifest, second);
@@ -192,6 +208,7 @@ public final class JobCommitEngine {
         finish(
             manifest.get(),
             record.orElse(null),
+            null,
             Set.of(),
             acceptLost,
             before,
@@ -294,6 +311,7 @@ public final class JobCommitEngine {
   private CommitResult finish(
       JobManifest manifest,
       JobRecord record,
+      String recordEtag,
       Set<String> takenAttempts,
       boolean acceptLost,
       Map<RequestType, Long> before,
@@ -302,7 +320,14 @@ public final class JobCommitEngine {
       throws IOException {
     try {
       return completeAndEnd(
-          manifest, record, takenAttempts, acceptLost, before, stageMillis, taskRequests);
+          manifest,
+          record,
+          recordEtag,
+          takenAttempts,
+          acceptLost,
+          before,
+          stageMillis,
+          taskRequests);
     } catch (FinishedMeanwhileException e) {
       // Only a chunked manifest's chunks can vanish under a reader: the job's own end removed them.
       LOG.info("{}; nothing is left to do", e.getMessage());
@@ -318,6 +343,7 @@ public final class JobCommitEngine {
   private CommitResult completeAndEnd(
       JobManifest manifest,
       JobRecord record,
+      String recordEtag,
       Set<String> takenAttempts,
       boolean acceptLost,
       Map<RequestType, Long> before,
@@ -360,12 +386,18 @@ public final class JobCommitEngine {
             clock.getAsLong());
     stageMillis.put("success", elapsedMillis(start));
 
-    String finished = markFinished(jobId, record);
+    String finished = markFinished(jobId, record, recordEtag);
     start = System.nanoTime();
     Set<String> taken = new HashSet<>(takenAttempts);
     taken.addAll(outcome.attempts());
-    cleanup.deleteRecordsQuietly(
-        jobId, taken, layout.jobRecordKey(jobId), finished, record == null ? null : record.uuid());
+    if (finished != null) {
+      cleanup.deleteRecordsQuietly(
+          jobId,
+          taken,
+          layout.jobRecordKey(jobId),
+          finished,
+          record == null ? null : record.uuid());
+    }
     stageMillis.put("cleanup", elapsedMillis(start));
     LOG.info(
         "Job {} finished: {} files, {} bytes ({} completed, {} already completed, {} lost), {}"
@@ -380,22 +412,50 @@ public final class JobCommitEngine {
     return result(manifest, outcome, before, stageMillis, success);
   }
 
-  /** The job's own, durable end: leftovers of a finished job are never finished again. */
-  private String markFinished(String jobId, JobRecord record) throws IOException {
+  /**
+   * The job's own, durable end: leftovers of a finished job are never finished again. Written only
+   * over this run's own record: another process may have finished the job meanwhile and removed its
+   * records, and a new run of the job id may have its record at the key by now. Returns the ETag
+   * written, or null when the record is no longer this run's; the records are then left to whoever
+   * owns them.
+   */
+  private String markFinished(String jobId, JobRecord record, String recordEtag)
+      throws IOException {
     long now = clock.getAsLong();
-    JobRecord base =
-        record != null
-            ? record
-            : new JobRecord(
-                jobId,
-                "unrecorded",
-                layout.destination(),
-                State.RUNNING,
-                JobRecord.thisHost(),
-                now,
-                now,
-                config.leaseMillis());
-    return records.saveJobRecord(base.withState(State.FINISHED, now), false);
+    if (record == null) {
+      JobRecord unrecorded =
+          new JobRecord(
+              jobId,
+              "unrecorded",
+              layout.destination(),
+              State.RUNNING,
+              JobRecord.thisHost(),
+              now,
+              now,
+              config.leaseMillis());
+      return records.saveJobRecord(unrecorded.withState(State.FINISHED, now), false);
+    }
+    // The ETag the driver got when it marked the job committing needs no read; without it (a
+    // resume by another process), one GET tells whether the record is still this run's.
+    Optional<String> ownEtag =
+        recordEtag != null ? Optional.of(recordEtag) : records.etagOfRunsRecord(record);
+    for (int attempt = 0; attempt < 2 && ownEtag.isPresent(); attempt++) {
+      try {
+        return records.replaceJobRecord(record.withState(State.FINISHED, now), ownEtag.get());
+      } catch (StoreException e) {
+        if (!e.is(ErrorKind.PRECONDITION_FAILED)) {
+          throw e;
+        }
+        // Changed since: by this run itself (a write whose answer was lost, a retried finish),
+        // or by another process. Read once to tell.
+        ownEtag = attempt == 0 ? records.etagOfRunsRecord(record) : Optional.empty();
+      }
+    }
+    LOG.info(
+        "Job {}: its record is no longer this run's (another process finished the job, and a new"
+            + " run of the job id may have begun): not marking it finished",
+        jobId);
+    return null;
   }
 
   private CommitResult result(

@@ -20,6 +20,8 @@ import java.util.Objects;
  * @param storedTaskManifests keys of further task manifests, one per committed task, that the
  *     engine reads from the store as it goes rather than holding them all: the way to commit more
  *     uploads than the driver's memory holds
+ * @param recordEtag the ETag of the record as the driver last wrote it, or null: the engine marks
+ *     the job finished only over that object ({@code If-Match}), else it reads the record first
  */
 public record JobCommitRequest(
     String jobId,
@@ -28,7 +30,28 @@ public record JobCommitRequest(
     List<TaskManifest> taskManifests,
     List<String> replacePrefixes,
     JobRecord record,
-    List<String> storedTaskManifests) {
+    List<String> storedTaskManifests,
+    String recordEtag) {
+
+  /** A request with stored task manifests, without the record's ETag. */
+  public JobCommitRequest(
+      String jobId,
+      String committer,
+      ConflictMode conflictMode,
+      List<TaskManifest> taskManifests,
+      List<String> replacePrefixes,
+      JobRecord record,
+      List<String> storedTaskManifests) {
+    this(
+        jobId,
+        committer,
+        conflictMode,
+        taskManifests,
+        replacePrefixes,
+        record,
+        storedTaskManifests,
+        null);
+  }
 
   /** A request whose task manifests are all in memory. */
   public JobCommitRequest(

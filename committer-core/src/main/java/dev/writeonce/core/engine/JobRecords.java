@@ -14,6 +14,7 @@ import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ObjectInfo;
+import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -137,6 +138,35 @@ public final class JobRecords {
     }
     return store.putObject(
         layout.jobRecordKey(record.jobId()), JobRecordFormat.toJson(record), create);
+  }
+
+  /**
+   * The ETag of the job record while it is still the given run's (same run id), read in one GET;
+   * empty when the record is gone, unreadable or another run's.
+   */
+  public Optional<String> etagOfRunsRecord(JobRecord run) throws StoreException {
+    String key = layout.jobRecordKey(run.jobId());
+    Optional<PeekedObject> current = store.peekObject(key, 1 << 16, head -> true);
+    if (current.isEmpty() || current.get().body() == null) {
+      return Optional.empty();
+    }
+    try {
+      JobRecord found = JobRecordFormat.fromJson(current.get().body(), key);
+      return found.uuid().equals(run.uuid())
+          ? Optional.of(current.get().info().etag())
+          : Optional.empty();
+    } catch (FormatException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** Replaces the job record only while it is the object with the given ETag ({@code If-Match}). */
+  public String replaceJobRecord(JobRecord record, String etag) throws StoreException {
+    if (!record.isInProgress()) {
+      JobLease.release(store, layout, record.jobId());
+    }
+    return store.replaceObject(
+        layout.jobRecordKey(record.jobId()), JobRecordFormat.toJson(record), etag);
   }
 
   /**

@@ -437,4 +437,28 @@ class ProtocolSimulationTest {
             new boolean[] {false, true});
     assertThat(new ProtocolSimulation(plan).run()).isEmpty();
   }
+
+  /**
+   * Seed 60044727, every job naming its files part-r-0000T: while a driver completed its committed
+   * job, another job's setup finished that job for it, removed its records and began a new run of
+   * the job id. The first driver then wrote its FINISHED record over the new run's and, taking the
+   * new run's intents for strays of its own, aborted one of its uploads. A job is now marked
+   * finished only over its own run's record (If-Match), and otherwise left to whoever owns it.
+   */
+  @Test
+  void aDriverWhoseJobAnotherProcessFinishedNeverTakesOverTheRecordsOfTheNextRun()
+      throws Exception {
+    Plan plan =
+        new Plan(
+            60044727L,
+            List.of(
+                job(0, 0, 1, "append", false, -1, 0, commits(0, 0)),
+                job(1, 0, 1, "append", true, 0, 0, commits(0, 0)),
+                job(2, 0, 1, "replace", true, -1, 0, commits(0, 0), commits(1, 0), commits(2, 0))),
+            List.of(),
+            0,
+            0,
+            new boolean[] {true, true});
+    assertThat(new ProtocolSimulation(plan).run()).isEmpty();
+  }
 }
