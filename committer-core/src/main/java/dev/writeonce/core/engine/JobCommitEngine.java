@@ -113,32 +113,15 @@ public final class JobCommitEngine {
         manifest.totalBytes(),
         manifest.isChunked() ? ", in " + manifest.chunks().size() + " chunks" : "",
         layout.destination());
-    Set<String> taken = built.takenAttempts();
     try {
-      return finish(
-          manifest,
-          request.record(),
-          request.recordEtag(),
-          taken,
-          false,
-          before,
-          stageMillis,
-          built.taskRequests());
+      return finishCommitted(request, built, before, stageMillis);
     } catch (IOException first) {
       LOG.warn(
           "Job {} is committed but finishing it failed ({}); trying once more",
           manifest.jobId(),
           first.getMessage());
       try {
-        return finish(
-            manifest,
-            request.record(),
-            request.recordEtag(),
-            taken,
-            false,
-            before,
-            stageMillis,
-            built.taskRequests());
+        return finishCommitted(request, built, before, stageMillis);
       } catch (IOException second) {
         second.addSuppressed(first);
         throw committedButUnfinished(manifest, second);
@@ -306,6 +289,24 @@ public final class JobCommitEngine {
   public boolean cleanAborted(String jobId) throws IOException {
     abort(jobId, List.of(), false);
     return store.listObjects(layout.jobPrefix(jobId)).isEmpty();
+  }
+
+  /** Finishes the job this commit just committed, with what the commit knows of it. */
+  private CommitResult finishCommitted(
+      JobCommitRequest request,
+      ManifestStage.Built built,
+      Map<RequestType, Long> before,
+      Map<String, Long> stageMillis)
+      throws IOException {
+    return finish(
+        built.manifest(),
+        request.record(),
+        request.recordEtag(),
+        built.takenAttempts(),
+        false,
+        before,
+        stageMillis,
+        built.taskRequests());
   }
 
   private CommitResult finish(
