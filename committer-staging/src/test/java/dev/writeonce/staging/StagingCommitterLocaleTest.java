@@ -37,6 +37,33 @@ class StagingCommitterLocaleTest {
 
   @TempDir Path staging;
 
+  private static final org.apache.hadoop.fs.Path OUT =
+      new org.apache.hadoop.fs.Path("s3a://bucket/table");
+
+  /** A job set up over the store, and its first task attempt set up. */
+  private record Run(
+      JobContext job, TaskAttemptContext attempt, StagingCommitter committer, InMemoryStore store) {
+    void commitJob() throws java.io.IOException {
+      new StagingCommitter("directory", OUT, job, ConflictPolicy.directory(), (p, c) -> store)
+          .commitJob(job);
+    }
+  }
+
+  private static Run setUpJobAndTask(InMemoryStore memory, Configuration conf, JobID id)
+      throws java.io.IOException {
+    JobContext job = new JobContextImpl(conf, id);
+    new StagingCommitter("directory", OUT, job, ConflictPolicy.directory(), (p, c) -> memory)
+        .setupJob(job);
+    TaskAttemptContext attempt =
+        new TaskAttemptContextImpl(
+            conf, new TaskAttemptID(id.getJtIdentifier(), id.getId(), TaskType.MAP, 0, 0));
+    StagingCommitter committer =
+        new StagingCommitter(
+            "directory", OUT, attempt, ConflictPolicy.directory(), (p, c) -> memory);
+    committer.setupTask(attempt);
+    return new Run(job, attempt, committer, memory);
+  }
+
   @Test
   void onTheEncodingWorkPathPartitionNamesOutsideAsciiBecomeExactKeysWhateverTheLocale()
       throws Exception {
@@ -44,17 +71,9 @@ class StagingCommitterLocaleTest {
     Configuration conf = new Configuration(false);
     conf.set(CommitterConfig.STAGING_DIR, staging.toString());
     conf.set(CommitterConfig.STAGING_WORK_SCHEME, StagingLocalFileSystem.SCHEME);
-    JobID id = new JobID("20261123", 11);
-    JobContext job = new JobContextImpl(conf, id);
-    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("s3a://bucket/table");
-    new StagingCommitter("directory", out, job, ConflictPolicy.directory(), (p, c) -> memory)
-        .setupJob(job);
-    TaskAttemptContext attempt =
-        new TaskAttemptContextImpl(conf, new TaskAttemptID("20261123", 11, TaskType.MAP, 0, 0));
-    StagingCommitter committer =
-        new StagingCommitter(
-            "directory", out, attempt, ConflictPolicy.directory(), (p, c) -> memory);
-    committer.setupTask(attempt);
+    Run run = setUpJobAndTask(memory, conf, new JobID("20261123", 11));
+    TaskAttemptContext attempt = run.attempt();
+    StagingCommitter committer = run.committer();
 
     // Written as engines write: through the filesystem of the committer's work path, opened with
     // the task's configuration, where the committer registered it (no service file names it).
@@ -70,8 +89,7 @@ class StagingCommitterLocaleTest {
       }
     }
     committer.commitTask(attempt);
-    new StagingCommitter("directory", out, job, ConflictPolicy.directory(), (p, c) -> memory)
-        .commitJob(job);
+    run.commitJob();
 
     for (String partition : partitions) {
       byte[] content = memory.content("table/" + partition + "/part-00000");
@@ -101,17 +119,9 @@ class StagingCommitterLocaleTest {
     InMemoryStore memory = new InMemoryStore("bucket", System.currentTimeMillis());
     Configuration conf = new Configuration(false);
     conf.set(CommitterConfig.STAGING_DIR, staging.toString());
-    JobID id = new JobID("20261125", 12);
-    JobContext job = new JobContextImpl(conf, id);
-    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("s3a://bucket/table");
-    new StagingCommitter("directory", out, job, ConflictPolicy.directory(), (p, c) -> memory)
-        .setupJob(job);
-    TaskAttemptContext attempt =
-        new TaskAttemptContextImpl(conf, new TaskAttemptID("20261125", 12, TaskType.MAP, 0, 0));
-    StagingCommitter committer =
-        new StagingCommitter(
-            "directory", out, attempt, ConflictPolicy.directory(), (p, c) -> memory);
-    committer.setupTask(attempt);
+    Run run = setUpJobAndTask(memory, conf, new JobID("20261125", 12));
+    TaskAttemptContext attempt = run.attempt();
+    StagingCommitter committer = run.committer();
 
     // Hadoop's contract: the work path is on the local filesystem, so getLocal opens it.
     assertThat(committer.getWorkPath().toUri().getScheme()).isEqualTo("file");
@@ -136,8 +146,7 @@ class StagingCommitterLocaleTest {
       return;
     }
     committer.commitTask(attempt);
-    new StagingCommitter("directory", out, job, ConflictPolicy.directory(), (p, c) -> memory)
-        .commitJob(job);
+    run.commitJob();
     for (int i = 0; i < partitions.size(); i++) {
       byte[] content = memory.content("table/" + partitions.get(i) + "/part-0000" + i);
       assertThat(new String(content, StandardCharsets.UTF_8)).isEqualTo(partitions.get(i));

@@ -68,6 +68,24 @@ class UploadCompletionTest {
         .hasMessage("lost: something else");
   }
 
+  private static final String KEY = "t/part-r-00000";
+
+  /** A pending upload of one part with the given part ETag. */
+  private static PendingUpload onePart(String partEtag) {
+    return new PendingUpload(
+        "bucket",
+        KEY,
+        "upload-1",
+        java.util.List.of(new dev.writeonce.core.model.UploadPart(1, partEtag, DATA.length)),
+        "attempt_0");
+  }
+
+  /** Whether an object of the upload's size with this ETag is taken for its completion. */
+  private static boolean takenFor(PendingUpload upload, String objectEtag) {
+    return UploadCompletion.isCompletedObject(
+        upload, new dev.writeonce.core.store.ObjectInfo(KEY, DATA.length, objectEtag, 0));
+  }
+
   /**
    * Where the part ETags are 32 hex digits (S3, MinIO and RGW; on AWS also with SSE-KMS, whose part
    * ETags are not MD5s of the data but keep that form), only the object the parts make is taken for
@@ -75,28 +93,10 @@ class UploadCompletionTest {
    */
   @Test
   void withPredictableEtagsAnOlderObjectOfTheSameSizeAndPartCountIsNotTakenForTheCompletion() {
-    PendingUpload upload =
-        new PendingUpload(
-            "bucket",
-            "t/part-r-00000",
-            "upload-1",
-            java.util.List.of(
-                new dev.writeonce.core.model.UploadPart(
-                    1, "0123456789abcdef0123456789abcdef", DATA.length)),
-            "attempt_0");
-    String predicted = upload.expectedEtag().orElseThrow();
+    PendingUpload upload = onePart("0123456789abcdef0123456789abcdef");
 
-    assertThat(
-            UploadCompletion.isCompletedObject(
-                upload,
-                new dev.writeonce.core.store.ObjectInfo(
-                    "t/part-r-00000", DATA.length, predicted, 0)))
-        .isTrue();
-    assertThat(
-            UploadCompletion.isCompletedObject(
-                upload,
-                new dev.writeonce.core.store.ObjectInfo(
-                    "t/part-r-00000", DATA.length, "fedcba9876543210fedcba9876543210-1", 0)))
+    assertThat(takenFor(upload, upload.expectedEtag().orElseThrow())).isTrue();
+    assertThat(takenFor(upload, "fedcba9876543210fedcba9876543210-1"))
         .as("a previous run's file of the same size")
         .isFalse();
   }
@@ -108,27 +108,11 @@ class UploadCompletionTest {
    */
   @Test
   void withUnpredictableEtagsAnOlderMultipartObjectOfTheSameSizeAndPartCountIsTakenForIt() {
-    PendingUpload upload =
-        new PendingUpload(
-            "bucket",
-            "t/part-r-00000",
-            "upload-1",
-            java.util.List.of(
-                new dev.writeonce.core.model.UploadPart(1, "sse-c-part-etag", DATA.length)),
-            "attempt_0");
+    PendingUpload upload = onePart("sse-c-part-etag");
     assertThat(upload.expectedEtag()).isEmpty();
 
-    assertThat(
-            UploadCompletion.isCompletedObject(
-                upload,
-                new dev.writeonce.core.store.ObjectInfo(
-                    "t/part-r-00000", DATA.length, "an-older-runs-etag-1", 0)))
-        .isTrue();
-    assertThat(
-            UploadCompletion.isCompletedObject(
-                upload,
-                new dev.writeonce.core.store.ObjectInfo(
-                    "t/part-r-00000", DATA.length, "0123456789abcdef0123456789abcdef", 0)))
+    assertThat(takenFor(upload, "an-older-runs-etag-1")).isTrue();
+    assertThat(takenFor(upload, "0123456789abcdef0123456789abcdef"))
         .as("a single PUT or a copy never passes")
         .isFalse();
   }
