@@ -174,44 +174,45 @@ class MagicCommitterIT extends AbstractCommitterContractIT {
   /**
    * Hadoop's protocol scenario testCommitJobButNotTask: the attempt's upload must not stay open.
    */
-  @Test
-  void aJobCommittedWithoutItsTaskCommitLeavesTheTasksUploadAbortedNotOpen() throws Exception {
-    String bucket = store().newBucket("magic-no-task-commit");
+  /** A job set up, and one task attempt that wrote a file and neither committed nor aborted. */
+  private record UncommittedTask(
+      PathOutputCommitter driver, TaskAttemptContext jobContext, BucketView view, String key) {}
+
+  private UncommittedTask jobWithAnUncommittedTask(String bucketHint, String jtIdentifier)
+      throws Exception {
+    String bucket = store().newBucket(bucketHint);
     Configuration conf = jobConfiguration();
     Path out = new Path("s3a://" + bucket + "/out");
     conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
     TaskAttemptContext jobContext =
-        new TaskAttemptContextImpl(conf, new TaskAttemptID("2026112511", 1, TaskType.MAP, 0, 0));
+        new TaskAttemptContextImpl(conf, new TaskAttemptID(jtIdentifier, 1, TaskType.MAP, 0, 0));
     PathOutputCommitter driver = PathOutputCommitterFactory.createCommitter(out, jobContext);
     driver.setupJob(jobContext);
-    String key = writeWithoutCommit(conf, out, "2026112511", 0, "part-m-00000");
+    String key = writeWithoutCommit(conf, out, jtIdentifier, 0, "part-m-00000");
     BucketView bucketView = new BucketView(store(), bucket);
     assertThat(bucketView.openUploads(java.util.List.of(key))).hasSize(1);
+    return new UncommittedTask(driver, jobContext, bucketView, key);
+  }
 
-    driver.commitJob(jobContext);
+  @Test
+  void aJobCommittedWithoutItsTaskCommitLeavesTheTasksUploadAbortedNotOpen() throws Exception {
+    UncommittedTask job = jobWithAnUncommittedTask("magic-no-task-commit", "2026112511");
 
-    assertThat(bucketView.keys("out/")).doesNotContain(key);
-    assertThat(bucketView.openUploads(java.util.List.of(key))).isEmpty();
+    job.driver().commitJob(job.jobContext());
+
+    assertThat(job.view().keys("out/")).doesNotContain(job.key());
+    assertThat(job.view().openUploads(java.util.List.of(job.key()))).isEmpty();
   }
 
   /** Hadoop's protocol scenario testAbortJobNotTask. */
   @Test
   void aJobAbortedWithoutItsTaskAbortLeavesTheTasksUploadAbortedNotOpen() throws Exception {
-    String bucket = store().newBucket("magic-no-task-abort");
-    Configuration conf = jobConfiguration();
-    Path out = new Path("s3a://" + bucket + "/out");
-    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
-    TaskAttemptContext jobContext =
-        new TaskAttemptContextImpl(conf, new TaskAttemptID("2026112512", 1, TaskType.MAP, 0, 0));
-    PathOutputCommitter driver = PathOutputCommitterFactory.createCommitter(out, jobContext);
-    driver.setupJob(jobContext);
-    String key = writeWithoutCommit(conf, out, "2026112512", 0, "part-m-00000");
+    UncommittedTask job = jobWithAnUncommittedTask("magic-no-task-abort", "2026112512");
 
-    driver.abortJob(jobContext, org.apache.hadoop.mapreduce.JobStatus.State.FAILED);
+    job.driver().abortJob(job.jobContext(), org.apache.hadoop.mapreduce.JobStatus.State.FAILED);
 
-    BucketView bucketView = new BucketView(store(), bucket);
-    assertThat(bucketView.keys("out/")).doesNotContain(key);
-    assertThat(bucketView.openUploads(java.util.List.of(key))).isEmpty();
+    assertThat(job.view().keys("out/")).doesNotContain(job.key());
+    assertThat(job.view().openUploads(java.util.List.of(job.key()))).isEmpty();
   }
 
   /**
