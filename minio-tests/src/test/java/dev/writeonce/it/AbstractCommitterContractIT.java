@@ -199,12 +199,15 @@ abstract class AbstractCommitterContractIT {
         new TaskAttemptID(jobId.getJtIdentifier(), jobId.getId(), TaskType.MAP, task, attempt));
   }
 
-  /** Writes a file at the committer's work path through Hadoop's FileSystem, as a task does. */
+  /**
+   * Writes a file at the committer's work path through Hadoop's FileSystem, as a task does: with
+   * the task's own configuration, where the committer registers its work path's file system.
+   */
   static void writeOutput(
-      Configuration conf, PathOutputCommitter committer, String name, String text)
+      TaskAttemptContext task, PathOutputCommitter committer, String name, String text)
       throws IOException {
     org.apache.hadoop.fs.Path file = new org.apache.hadoop.fs.Path(committer.getWorkPath(), name);
-    try (OutputStream out = file.getFileSystem(conf).create(file, false)) {
+    try (OutputStream out = file.getFileSystem(task.getConfiguration()).create(file, false)) {
       out.write(text.getBytes(StandardCharsets.UTF_8));
     }
   }
@@ -218,13 +221,13 @@ abstract class AbstractCommitterContractIT {
     TaskAttemptContext first = attempt(conf, 0, 0);
     PathOutputCommitter failing = committer(conf, first);
     failing.setupTask(first);
-    writeOutput(conf, failing, "part-m-00000", "first attempt\n");
+    writeOutput(first, failing, "part-m-00000", "first attempt\n");
     failing.abortTask(first);
 
     TaskAttemptContext retry = attempt(conf, 0, 1);
     PathOutputCommitter retried = committer(conf, retry);
     retried.setupTask(retry);
-    writeOutput(conf, retried, "part-m-00000", "second attempt\n");
+    writeOutput(retry, retried, "part-m-00000", "second attempt\n");
     retried.commitTask(retry);
     committer(conf, attempt(conf, 0, 0)).commitJob(job);
 
@@ -273,7 +276,7 @@ abstract class AbstractCommitterContractIT {
     TaskAttemptContext context = attempt(conf, 0, 0);
     PathOutputCommitter committer = committer(conf, context);
     committer.setupTask(context);
-    writeOutput(conf, committer, "part-m-00000", "new job\n");
+    writeOutput(context, committer, "part-m-00000", "new job\n");
     committer.commitTask(context);
     committer(conf, attempt(conf, 0, 0)).commitJob(recovering);
 
@@ -292,7 +295,7 @@ abstract class AbstractCommitterContractIT {
       TaskAttemptContext context = attempt(conf, task, 0);
       PathOutputCommitter committer = committer(conf, context);
       committer.setupTask(context);
-      writeOutput(conf, committer, "part-m-0000" + task, "task " + task + "\n");
+      writeOutput(context, committer, "part-m-0000" + task, "task " + task + "\n");
       committer.commitTask(context);
       keys.add("out/part-m-0000" + task);
     }

@@ -69,7 +69,7 @@ class DirectoryCommitterIT extends AbstractCommitterContractIT {
 
     Traffic before = store().meter().read();
     for (String file : FILES) {
-      writeOutput(conf, committer, file, "rows of " + file + "\n");
+      writeOutput(context, committer, file, "rows of " + file + "\n");
     }
     awaitOpenUploads();
     committer.commitTask(context);
@@ -102,7 +102,7 @@ class DirectoryCommitterIT extends AbstractCommitterContractIT {
     PathOutputCommitter committer = setUpTask(conf, context);
     Traffic before = store().meter().read();
     for (String file : FILES) {
-      writeOutput(conf, committer, file, "rows of " + file + "\n");
+      writeOutput(context, committer, file, "rows of " + file + "\n");
     }
     committer.abortTask(context);
     committer(conf, attempt(conf, 0, 0)).abortJob(job, JobStatus.State.FAILED);
