@@ -56,6 +56,17 @@ final class RestartedDriver {
       success = Optional.empty();
     }
     committed |= success.map(found -> found.jobId().equals(jobId)).orElse(false);
+    boolean recorded =
+        report.isPresent()
+            && report.get().jobs().stream()
+                .anyMatch(job -> job.jobId().equals(jobId) && job.record() != null);
+    if (!committed && !recorded) {
+      // No job record of the id is left (intents of dead attempts may be), and _SUCCESS may name
+      // a later job: the marker a finished job leaves for the fence retention tells, one HEAD.
+      // While a job record of the id stands, it decides instead (a marker is then an earlier
+      // run's).
+      committed = engine.records().hasFinishedMarker(jobId);
+    }
     if (!committed && report.isPresent()) {
       fenceEarlierAttemptThatWasCommitting(jobId, report.get());
     }

@@ -171,6 +171,12 @@ final class JobCleanup {
           retentionMillis);
     }
     if (last != null && (expired || releaseLast && !keepStrays)) {
+      if (!expired && lastKey.equals(layout.jobRecordKey(jobId))) {
+        // With the FINISHED record gone, only this marker tells a restarted driver of the job,
+        // once a later job's _SUCCESS names that job, that the job finished.
+        records.saveFinishedMarker(
+            jobId, finishedRun == null ? "unrecorded" : finishedRun, clock.getAsLong());
+      }
       deleteOutcome(jobId, lastKey, lastEtagWritten);
     }
   }

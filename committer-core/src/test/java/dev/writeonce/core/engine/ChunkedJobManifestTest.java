@@ -80,7 +80,7 @@ class ChunkedJobManifestTest {
     assertThat(outputKeys()).hasSize(files);
     outputKeys().forEach(key -> assertThat(memory.content(key)).isEqualTo(contentOf(key)));
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
   }
 
   @Test
@@ -94,8 +94,9 @@ class ChunkedJobManifestTest {
     assertThat(result.completed()).isEqualTo(35);
     assertEveryFilePublished(35);
     assertThat(sent.get(RequestType.COMPLETE_UPLOAD)).isEqualTo(35);
-    // 4 chunks of at most 10, the manifest, _SUCCESS and the job record marked finished
-    assertThat(sent.get(RequestType.PUT_OBJECT)).isEqualTo(7);
+    // 4 chunks of at most 10, the manifest, _SUCCESS, the job record marked finished and the
+    // finished-job marker
+    assertThat(sent.get(RequestType.PUT_OBJECT)).isEqualTo(8);
     // each chunk read to complete it, and again for the names _SUCCESS lists (at most 100)
     assertThat(sent.get(RequestType.GET_OBJECT)).isEqualTo(8);
     assertThat(sent.get(RequestType.HEAD_OBJECT)).isZero();

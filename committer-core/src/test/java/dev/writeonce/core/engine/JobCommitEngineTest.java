@@ -99,7 +99,11 @@ class JobCommitEngineTest {
       assertThat(memory.content(key)).isEqualTo(contentOf(key));
     }
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
+    // The one record left: the marker that tells a restarted driver the job finished.
+    assertThat(memory.keys())
+        .filteredOn(k -> k.contains("_writeonce/"))
+        .containsExactly(new JobLayout(DEST).finishedMarkerKey(JOB));
     assertThat(memory.keys()).contains("table/_SUCCESS");
   }
 
@@ -111,9 +115,9 @@ class JobCommitEngineTest {
     var sent = memory.counters().since(before);
 
     assertThat(sent.get(RequestType.COMPLETE_UPLOAD)).isEqualTo(100);
-    // manifest, _SUCCESS, the job record marked finished; one LIST of the job's records; two
-    // deletes (the records, then the job record last)
-    assertThat(sent.get(RequestType.PUT_OBJECT)).isEqualTo(3);
+    // manifest, _SUCCESS, the job record marked finished, the finished-job marker; one LIST of
+    // the job's records; two deletes (the records, then the job record last)
+    assertThat(sent.get(RequestType.PUT_OBJECT)).isEqualTo(4);
     assertThat(sent.get(RequestType.LIST_OBJECTS)).isEqualTo(1);
     assertThat(sent.get(RequestType.DELETE_OBJECTS)).isEqualTo(2);
     assertThat(sent.get(RequestType.GET_OBJECT)).isZero();
@@ -181,7 +185,7 @@ class JobCommitEngineTest {
     assertThat(resumed.confirmed()).isEqualTo(completedBeforeCrash);
     assertThat(resumed.completed()).isEqualTo(100 - completedBeforeCrash);
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
   }
 
   @Test
@@ -211,7 +215,7 @@ class JobCommitEngineTest {
     CommitResult result = engine().resume(JOB).orElseThrow();
     assertThat(result.completed()).isZero();
     assertThat(memory.counters().since(before).get(RequestType.COMPLETE_UPLOAD)).isZero();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
   }
 
   @Test
@@ -447,7 +451,7 @@ class JobCommitEngineTest {
         .isEqualTo("s3a://bucket/" + expired.key());
     assertThat(success.filenames()).hasSize(3).doesNotContain("s3a://bucket/" + expired.key());
     assertThat(accepted.files()).isEqualTo(4);
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
     assertThat(memory.openUploadIds()).isEmpty();
     assertThat(engine().resume(JOB)).as("the job has ended").isEmpty();
   }
@@ -566,7 +570,7 @@ class JobCommitEngineTest {
     assertThat(memory.content(DEST.keyOf("p=1/old"))).containsExactly(2);
     assertThat(memory.content(DEST.keyOf("_SUCCESS"))).isEmpty();
     assertThat(sent.get(RequestType.COMPLETE_UPLOAD)).isZero();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
   }
 
   @Test
@@ -603,7 +607,7 @@ class JobCommitEngineTest {
 
     assertThat(outputKeys()).containsExactly(DEST.keyOf("part-new"));
     assertThat(engine().resume(JOB)).as("the first job was finished, not left to fail").isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
     assertThat(memory.openUploadIds()).isEmpty();
   }
 }

@@ -548,14 +548,18 @@ final class ProtocolSimulation {
     if (!world.memory.openUploadIds().isEmpty()) {
       world.violation("uploads left open after recovery: " + world.memory.openUploadIds());
     }
-    // What may stay for the retention: an abort fence, or a finished job's record, and the
-    // intents of attempts that may still have been uploading; nothing else.
+    // What may stay for the retention: an abort fence, or a finished job's record or marker, and
+    // the intents of attempts that may still have been uploading; nothing else.
     Map<String, List<String>> leftByJob = new TreeMap<>();
     for (String key : world.memory.keys()) {
       int jobs = key.indexOf("/_writeonce/jobs/");
       if (jobs >= 0) {
         String dir = key.substring(0, key.indexOf('/', jobs + "/_writeonce/jobs/".length()) + 1);
         leftByJob.computeIfAbsent(dir, d -> new ArrayList<>()).add(key);
+      } else if (key.contains("/_writeonce/finished/")) {
+        if (!isFinishedMarkerOfACommittedJob(key)) {
+          world.violation("finished-job marker of a job that never committed: " + key);
+        }
       } else if (key.contains("/_writeonce/") && !key.endsWith("fail-mode.claim")) {
         world.violation("record left after recovery: " + key);
       }
@@ -666,6 +670,13 @@ final class ProtocolSimulation {
     } catch (dev.writeonce.core.errors.FormatException e) {
       return false;
     }
+  }
+
+  /** A marker at {@code .../_writeonce/finished/JOB.json} whose job some commit took. */
+  private boolean isFinishedMarkerOfACommittedJob(String key) {
+    String name = key.substring(key.lastIndexOf('/') + 1);
+    String jobId = name.endsWith(".json") ? name.substring(0, name.length() - 5) : name;
+    return world.committed.stream().anyMatch(manifest -> manifest.jobId().equals(jobId));
   }
 
   private static byte[] bytes(String text) {

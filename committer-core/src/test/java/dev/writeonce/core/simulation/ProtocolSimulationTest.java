@@ -70,7 +70,6 @@ class ProtocolSimulationTest {
 
   /** Runs a plan printing every store request, for the report of a failure. */
   private static List<String> traced(Plan plan) throws Exception {
-    SimStore.TRACE = true;
     try {
       return new ProtocolSimulation(plan).run();
     } finally {
@@ -459,6 +458,40 @@ class ProtocolSimulationTest {
             0,
             0,
             new boolean[] {true, true});
+    assertThat(new ProtocolSimulation(plan).run()).isEmpty();
+  }
+
+  /**
+   * Seed 60082060: a driver crashed after its commit point; a replace job's setup finished the job
+   * and removed its records, and the replace job's _SUCCESS then named itself. The restarted
+   * application master found nothing that said its job had finished and ran it again, publishing
+   * its rows beside the replace job's. A finished job now leaves a marker for the fence retention.
+   * (The crash is at request 18 here, where it was 16 before the marker's PUT was added.)
+   */
+  @Test
+  void aRestartedDriverNeverRunsAgainAJobThatAnotherProcessFinishedAndALaterJobReplaced()
+      throws Exception {
+    Plan plan =
+        new Plan(
+            60082060L,
+            List.of(
+                job(
+                    0,
+                    1,
+                    0,
+                    "append",
+                    true,
+                    -1,
+                    18,
+                    commits(0, 0),
+                    new Plan.AttemptPlan(0, 1, Plan.Outcome.VANISH, false, 0),
+                    commits(1, 0)),
+                job(1, 0, 0, "replace", false, -1, 0, commits(0, 0), commits(1, 0))),
+            List.of(1),
+            0,
+            0,
+            new boolean[] {false, false});
+    assertThat(plan.restarts(plan.jobs().get(0))).isTrue();
     assertThat(new ProtocolSimulation(plan).run()).isEmpty();
   }
 }
