@@ -1,6 +1,7 @@
 package dev.writeonce.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobInspector.Job;
@@ -48,6 +49,10 @@ final class PurgeCommand implements Callable<Integer> {
 
   /** The shim's records are small; anything larger is data, never read. */
   private static final long MAX_RECORD_BYTES = 4L << 20;
+
+  /** The markers finished jobs leave for the fence retention, at any depth below the prefix. */
+  private static final Pattern FINISHED_MARKER =
+      Pattern.compile("(^|/)" + Pattern.quote(JobLayout.RECORDS_DIR) + "finished/[^/]+\\.json$");
 
   @Mixin StoreAccess.Options store;
 
@@ -99,10 +104,18 @@ final class PurgeCommand implements Callable<Integer> {
       Set<String> roots = new TreeSet<>();
       List<ObjectInfo> shimRecords = new ArrayList<>();
       Map<String, ObjectInfo> insertLocks = new HashMap<>();
+      List<ObjectInfo> expiredMarkers = new ArrayList<>();
+      // A marker tells a restarted driver that its job finished: it goes only after the fence
+      // retention, whatever --older-than says.
+      long markerCutoff = Math.min(cutoff, now - access.config.fenceRetentionMillis());
       for (ObjectInfo object : everything) {
         Matcher records = RECORDS.matcher(object.key());
         String name = object.key().substring(object.key().lastIndexOf('/') + 1);
-        if (name.equals(InsertLockFormat.OBJECT_NAME)) {
+        if (FINISHED_MARKER.matcher(object.key()).find()) {
+          if (object.lastModifiedMillis() <= markerCutoff) {
+            expiredMarkers.add(object);
+          }
+        } else if (name.equals(InsertLockFormat.OBJECT_NAME)) {
           insertLocks.put(object.key().substring(0, object.key().length() - name.length()), object);
         } else if (records.find()) {
           roots.add(object.key().substring(0, records.start() + records.group(1).length()));
@@ -122,6 +135,7 @@ final class PurgeCommand implements Callable<Integer> {
         purgeJobsUnder(access, root, now, committedUploads, liveDestinations);
       }
       purgeShimRecords(access, shimRecords, insertLocks, now);
+      purgeFinishedMarkers(access, expiredMarkers);
       if (listUploads) {
         purgeListedUploads(access, committedUploads, liveDestinations);
       }
@@ -172,6 +186,31 @@ final class PurgeCommand implements Callable<Integer> {
       purgeJob(job, node, name, destination, engine);
     }
     JobFacts.releaseStaleClaim(access.gateway, layout, report, output, yes, now);
+  }
+
+  /**
+   * Removes the markers of jobs that finished longer ago than the fence retention, each only while
+   * it is the object listed (If-Match): a marker written again meanwhile stays.
+   */
+  private void purgeFinishedMarkers(StoreAccess access, List<ObjectInfo> markers) throws Exception {
+    output.root().put("finishedMarkers", markers.size());
+    if (markers.isEmpty()) {
+      return;
+    }
+    say(
+        "remove "
+            + markers.size()
+            + " markers of jobs that finished longer ago than the fence retention ("
+            + CommitterConfig.FENCE_RETENTION
+            + ")");
+    if (!yes) {
+      return;
+    }
+    int done = 0;
+    for (ObjectInfo marker : markers) {
+      access.gateway.deleteObjectIfMatch(marker.key(), marker.etag());
+      output.progress("purge: finished-job markers removed", ++done, markers.size());
+    }
   }
 
   /** What purge does with one job that is not live, by its state. */

@@ -203,7 +203,7 @@ class OperatorCommandIT {
 
     assertThat(recover.exit()).as(recover.err()).isZero();
     assertThat(recover.out()).contains("job job_cli_0001 finished: 12 files");
-    assertThat(view.keys(destination.prefix()))
+    assertThat(view.keysButFinishedMarkers(destination.prefix()))
         .containsAll(keys)
         .contains(destination.prefix() + "_SUCCESS")
         .noneMatch(key -> key.contains("_writeonce/"));
@@ -529,7 +529,7 @@ class OperatorCommandIT {
     taskCommitters[1].commitTask(tasks[1]);
     committer.apply(liveJob).commitJob(liveJob);
 
-    assertThat(view.keys(destination.prefix()))
+    assertThat(view.keysButFinishedMarkers(destination.prefix()))
         .containsAll(liveKeys)
         .containsAll(unfinishedKeys)
         .containsAll(finishedKeys)
@@ -609,5 +609,36 @@ class OperatorCommandIT {
     assertThat(released.exit()).as(released.err()).isZero();
     assertThat(view.openUploads(List.of(shimUpload.key()))).isEmpty();
     assertThat(view.keys("")).doesNotContain(recordKey);
+  }
+
+  /**
+   * The marker a finished job leaves stays for the fence retention, whatever --older-than says: it
+   * is what tells a restarted driver of that job not to run it again. Past the retention, purge
+   * removes it.
+   */
+  @Test
+  void purgeRemovesAFinishedJobsMarkerOnlyOnceTheFenceRetentionIsOver() throws Exception {
+    Destination table = Destination.of(destination + "daily/");
+    String marker = new JobLayout(table).finishedMarkerKey("job_cli_0051");
+    new JobRecords(gateway, new JobLayout(table)).saveFinishedMarker("job_cli_0051", "run-1", 1L);
+
+    Result young = run("purge", "--older-than=0s", "--yes", "--json");
+
+    assertThat(young.exit()).as(young.err()).isZero();
+    assertThat(json(young).get("finishedMarkers").asInt()).isZero();
+    assertThat(view.keys("")).contains(marker);
+
+    Result expired =
+        run(
+            "purge",
+            "--older-than=0s",
+            "--yes",
+            "--json",
+            "--conf",
+            CommitterConfig.FENCE_RETENTION + "=0s");
+
+    assertThat(expired.exit()).as(expired.err()).isZero();
+    assertThat(json(expired).get("finishedMarkers").asInt()).isEqualTo(1);
+    assertThat(view.keys("")).doesNotContain(marker);
   }
 }

@@ -79,9 +79,10 @@ abstract class AbstractCommitterContractIT {
    * Per job: FileOutputFormat's output check (HEAD + LIST), the LIST for unfinished jobs and the
    * PUT of the job record at setup, the GET and PUT (committing) of the job record and the LIST of
    * task manifests at commit, the PUT of the job manifest, of _SUCCESS and of the job record
-   * (finished), the LIST and two DeleteObjects of the job's records.
+   * (finished), the LIST and two DeleteObjects of the job's records, and the PUT of the
+   * finished-job marker.
    */
-  static final int REQUESTS_PER_JOB = 14;
+  static final int REQUESTS_PER_JOB = 15;
 
   private final TestStore store;
 
@@ -165,7 +166,8 @@ abstract class AbstractCommitterContractIT {
         .isLessThanOrEqualTo(REQUESTS_PER_FILE * 8L + REQUESTS_PER_TASK * 8L + REQUESTS_PER_JOB);
     assertThat(traffic.bytesReceived()).isGreaterThanOrEqualTo(outputBytes);
     assertThat(view.openUploads(outputs)).isEmpty();
-    assertThat(view.keys("out/_writeonce/")).isEmpty();
+    assertThat(view.keysButFinishedMarkers("out/_writeonce/")).isEmpty();
+    assertThat(view.keys("out/_writeonce/finished/")).as("the finished-job marker").hasSize(1);
 
     SuccessData success =
         SuccessDataFormat.fromJson(
@@ -282,7 +284,7 @@ abstract class AbstractCommitterContractIT {
 
     assertThat(view.keys("out/")).containsAll(earlier).contains("out/part-m-00000");
     assertThat(view.openUploads(earlier)).isEmpty();
-    assertThat(view.keys("out/_writeonce/")).isEmpty();
+    assertThat(view.keysButFinishedMarkers("out/_writeonce/")).isEmpty();
   }
 
   @Test

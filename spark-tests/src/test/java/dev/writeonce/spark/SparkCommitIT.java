@@ -123,8 +123,9 @@ class SparkCommitIT implements StoreLifecycle {
         // (the magic committer sends none); one file per task here. Per job: Spark's check of
         // the output path (HEAD, LIST), the check for unfinished jobs (LIST), the job record
         // (PUT and a GET of the commit point at setup; GET and PUT at commit; PUT when
-        // finished), the job manifest and _SUCCESS (2 PUT), cleanup (LIST, 2 DELETE).
-        assertThat(write.totalRequests()).isLessThanOrEqualTo(4L * files.size() + 14);
+        // finished), the job manifest and _SUCCESS (2 PUT), cleanup (LIST, 2 DELETE, and the
+        // PUT of the finished-job marker).
+        assertThat(write.totalRequests()).isLessThanOrEqualTo(4L * files.size() + 15);
         assertThat(view.openUploads(files)).isEmpty();
         Dataset<Row> back =
             spark
@@ -227,7 +228,9 @@ class SparkCommitIT implements StoreLifecycle {
     assertThat(back.where("p < 5 AND id >= 10000").count()).isZero();
     List<String> files = dataFiles(dir);
     assertThat(view.openUploads(files)).isEmpty();
-    assertThat(view.keys(dir + "_writeonce/")).as("both jobs removed their records").isEmpty();
+    assertThat(view.keysButFinishedMarkers(dir + "_writeonce/"))
+        .as("both jobs removed their records")
+        .isEmpty();
   }
 
   @Test
@@ -256,7 +259,7 @@ class SparkCommitIT implements StoreLifecycle {
           .as("nothing of the losing job")
           .isEqualTo(winner.equals("first") ? 300 : 500);
       assertThat(view.openUploads(dataFiles(dir))).isEmpty();
-      assertThat(view.keys(dir + "_writeonce/")).isEmpty();
+      assertThat(view.keysButFinishedMarkers(dir + "_writeonce/")).isEmpty();
     } finally {
       spark.conf().set("writeonce.conflict-mode", "append");
     }
@@ -337,7 +340,7 @@ class SparkCommitIT implements StoreLifecycle {
       assertThat(write.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(10);
       assertThat(write.requests(S3Api.COPY_OBJECT)).isZero();
       // Per file: create, part, complete and at most one intent PUT; per job as above.
-      assertThat(write.totalRequests()).isLessThanOrEqualTo(4L * files.size() + 14);
+      assertThat(write.totalRequests()).isLessThanOrEqualTo(4L * files.size() + 15);
       assertThat(view.openUploads(files)).isEmpty();
       assertThat(sorted(spark.read().parquet(view.uri(dir)).select("id", "p")))
           .isEqualTo(sorted(data));
@@ -362,7 +365,8 @@ class SparkCommitIT implements StoreLifecycle {
 
     List<String> files = dataFiles(dir);
     assertThat(files).hasSize(2000);
-    assertThat(view.keys(dir)).hasSize(2001); // and _SUCCESS: no task or job records left
+    assertThat(view.keysButFinishedMarkers(dir))
+        .hasSize(2001); // and _SUCCESS: no task or job records
     assertThat(write.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(2000);
     assertThat(write.requests(S3Api.COPY_OBJECT)).isZero();
     // PUT per job: the job record three times, the job manifest and _SUCCESS; per task, one

@@ -13,7 +13,6 @@ import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
-import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
@@ -222,28 +221,6 @@ public final class JobRecords {
   /** Whether a finished-job marker of the job id stands: one HEAD. */
   public boolean hasFinishedMarker(String jobId) throws StoreException {
     return store.headObject(layout.finishedMarkerKey(jobId)).isPresent();
-  }
-
-  /**
-   * Removes the finished-job markers older than the retention, judged on the store's clock, each
-   * with {@code If-Match} on the ETag listed, so that a marker written again meanwhile stays.
-   *
-   * @return how many were removed
-   */
-  public int removeExpiredFinishedMarkers(long retentionMillis) throws StoreException {
-    List<ObjectInfo> markers = store.listObjects(layout.finishedPrefix());
-    if (markers.isEmpty()) {
-      return 0;
-    }
-    long horizon = store.storeNowMillis() - retentionMillis;
-    int removed = 0;
-    for (ObjectInfo marker : markers) {
-      if (marker.lastModifiedMillis() <= horizon
-          && store.deleteObjectIfMatch(marker.key(), marker.etag())) {
-        removed++;
-      }
-    }
-    return removed;
   }
 
   /** The fail-mode claim on the destination, or empty when no job holds it. */
