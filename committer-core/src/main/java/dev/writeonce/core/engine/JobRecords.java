@@ -13,6 +13,7 @@ import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskIntent;
 import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
