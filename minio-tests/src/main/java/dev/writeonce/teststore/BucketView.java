@@ -70,6 +70,10 @@ public final class BucketView {
     store.adminClient().putObject(b -> b.bucket(bucket).key(key), RequestBody.fromString(text));
   }
 
+  public void delete(String key) {
+    store.adminClient().deleteObject(b -> b.bucket(bucket).key(key));
+  }
+
   /** Keys with an open upload, asked key by key: MinIO lists uploads of exact keys only. */
   public List<String> openUploads(Collection<String> keys) {
     List<String> open = new ArrayList<>();

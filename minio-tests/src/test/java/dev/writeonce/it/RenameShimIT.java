@@ -478,6 +478,149 @@ class RenameShimIT {
     assertNoOpenUploads(bucket, List.of("out/part-m-00000"));
   }
 
+  // ---- existence checks answered from one listing ----------------------------------------------
+
+  /**
+   * FileOutputCommitter's job commit lists the committed task's directory and checks each file's
+   * destination before renaming it there: one LIST of the destination directory answers those
+   * checks, instead of a HEAD and a LIST per file.
+   */
+  @Test
+  void aJobCommitChecksTheDestinationsOfATasksFilesFromOneListing() throws Exception {
+    int files = 20;
+    String bucket = store().newBucket("shim-listing");
+    Configuration conf = configuration(1, true);
+    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("s3a://" + bucket + "/out");
+    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
+    JobContext job = new JobContextImpl(conf, new JobID("2026112222", 7));
+    FileOutputCommitter jobCommitter = new FileOutputCommitter(out, job);
+    jobCommitter.setupJob(job);
+    TaskAttemptContext task = attempt(conf, 0, 0);
+    FileOutputCommitter committer = new FileOutputCommitter(out, task);
+    committer.setupTask(task);
+    FileSystem fs = out.getFileSystem(conf);
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < files; i++) {
+      String name = String.format(Locale.ROOT, "part-m-%05d", i);
+      try (FSDataOutputStream stream =
+          fs.create(new org.apache.hadoop.fs.Path(committer.getWorkPath(), name), false)) {
+        stream.write(("file " + i + "\n").getBytes(StandardCharsets.UTF_8));
+      }
+      keys.add("out/" + name);
+    }
+    committer.commitTask(task);
+    long answeredBefore = shimOf(out.toString()).destinationChecksFromListing();
+
+    Traffic before = store().meter().read();
+    jobCommitter.commitJob(job);
+    Traffic commit = store().meter().read().minus(before);
+
+    assertThat(shimOf(out.toString()).destinationChecksFromListing() - answeredBefore)
+        .as("destination checks answered by the listing")
+        .isEqualTo(files);
+    assertThat(commit.requests(S3Api.HEAD_OBJECT) + commit.requests(S3Api.LIST_OBJECTS))
+        .as("checks per job, not per file: %s", commit)
+        .isLessThan(files / 2);
+    assertThat(commit.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(files);
+    assertThat(commit.requests(S3Api.COPY_OBJECT)).isZero();
+    BucketView view = new BucketView(store(), bucket);
+    for (int i = 0; i < files; i++) {
+      assertThat(view.read(keys.get(i))).isEqualTo("file " + i + "\n");
+    }
+    assertNoOpenUploads(bucket, keys);
+  }
+
+  /**
+   * The bound of the listing: a file another writer creates in the destination directory after the
+   * listing, within {@code writeonce.shim.listing-window}, is reported absent and overwritten by
+   * the rename onto its name; without the listing, the check finds it and the rename is refused.
+   */
+  @Test
+  void aFileAnotherWriterCreatesWithinTheListingWindowIsOverwrittenAndWithoutItRefused()
+      throws Exception {
+    String bucket = store().newBucket("shim-listing-window");
+    String base = "s3a://" + bucket + "/out";
+    BucketView view = new BucketView(store(), bucket);
+    org.apache.hadoop.fs.Path target = new org.apache.hadoop.fs.Path(base + "/part-m-00000");
+    for (String window : List.of("1h", "0s")) {
+      Configuration conf = configuration(1, true);
+      conf.set(ShimConfig.LISTING_WINDOW, window);
+      org.apache.hadoop.fs.Path taskDir =
+          new org.apache.hadoop.fs.Path(base + "/_temporary/0/task_2026112222_0022_m_000000");
+      try (FileSystem fs = FileSystem.newInstance(java.net.URI.create(base), conf)) {
+        try (FSDataOutputStream stream =
+            fs.create(new org.apache.hadoop.fs.Path(taskDir, "part-m-00000"), false)) {
+          stream.write("ours\n".getBytes(StandardCharsets.UTF_8));
+        }
+        assertThat(fs.listStatus(taskDir)).hasSize(1);
+        view.put("out/part-m-00000", "another writer\n");
+
+        if (window.equals("1h")) {
+          assertThat(fs.exists(target)).as("answered by the listing, within the window").isFalse();
+          assertThat(fs.rename(new org.apache.hadoop.fs.Path(taskDir, "part-m-00000"), target))
+              .isTrue();
+          assertThat(view.read("out/part-m-00000")).isEqualTo("ours\n");
+          assertThat(fs.exists(target)).as("its own rename is never reported absent").isTrue();
+          view.delete("out/part-m-00000");
+        } else {
+          assertThat(fs.exists(target)).as("checked in the store").isTrue();
+          assertThat(fs.rename(new org.apache.hadoop.fs.Path(taskDir, "part-m-00000"), target))
+              .isFalse();
+          assertThat(view.read("out/part-m-00000")).isEqualTo("another writer\n");
+          assertThat(fs.delete(new org.apache.hadoop.fs.Path(base + "/_temporary"), true)).isTrue();
+        }
+      }
+    }
+    assertNoOpenUploads(bucket, List.of("out/part-m-00000"));
+  }
+
+  /**
+   * What this instance itself writes into a listed destination directory after the listing, by a
+   * rename of a file or a directory, a create or a mkdirs, is never reported absent.
+   */
+  @Test
+  void whatTheShimItselfWritesAfterAListingIsNeverReportedAbsent() throws Exception {
+    String bucket = store().newBucket("shim-listing-own");
+    String base = "s3a://" + bucket + "/out";
+    Configuration conf = configuration(1, true);
+    conf.set(ShimConfig.LISTING_WINDOW, "1h");
+    org.apache.hadoop.fs.Path taskDir =
+        new org.apache.hadoop.fs.Path(base + "/_temporary/0/task_2026112222_0023_m_000000");
+    try (FileSystem fs = FileSystem.newInstance(java.net.URI.create(base), conf)) {
+      for (String name : List.of("part-m-00000", "p=1/part-m-00001")) {
+        try (FSDataOutputStream stream =
+            fs.create(new org.apache.hadoop.fs.Path(taskDir, name), false)) {
+          stream.write((name + "\n").getBytes(StandardCharsets.UTF_8));
+        }
+      }
+      assertThat(fs.listStatus(taskDir)).hasSize(2);
+
+      org.apache.hadoop.fs.Path file = new org.apache.hadoop.fs.Path(base + "/part-m-00000");
+      assertThat(fs.exists(file)).isFalse();
+      assertThat(fs.rename(new org.apache.hadoop.fs.Path(taskDir, "part-m-00000"), file)).isTrue();
+      assertThat(fs.exists(file)).as("a file renamed into place").isTrue();
+
+      org.apache.hadoop.fs.Path partition = new org.apache.hadoop.fs.Path(base + "/p=1");
+      assertThat(fs.exists(partition)).isFalse();
+      assertThat(fs.rename(new org.apache.hadoop.fs.Path(taskDir, "p=1"), partition)).isTrue();
+      assertThat(fs.exists(partition)).as("a directory renamed into place").isTrue();
+      assertThat(
+              fs.getFileStatus(new org.apache.hadoop.fs.Path(partition, "part-m-00001")).getLen())
+          .isEqualTo("p=1/part-m-00001\n".length());
+
+      org.apache.hadoop.fs.Path success = new org.apache.hadoop.fs.Path(base + "/_SUCCESS");
+      assertThat(fs.exists(success)).isFalse();
+      fs.create(success, true).close();
+      assertThat(fs.exists(success)).as("a file created").isTrue();
+
+      org.apache.hadoop.fs.Path made = new org.apache.hadoop.fs.Path(base + "/made/deeper");
+      assertThat(fs.exists(new org.apache.hadoop.fs.Path(base + "/made"))).isFalse();
+      assertThat(fs.mkdirs(made)).isTrue();
+      assertThat(fs.exists(new org.apache.hadoop.fs.Path(base + "/made"))).as("mkdirs").isTrue();
+    }
+    assertNoOpenUploads(bucket, List.of("out/part-m-00000", "out/p=1/part-m-00001"));
+  }
+
   // ---- a rename the rules did not predict -----------------------------------------------------
 
   @Test

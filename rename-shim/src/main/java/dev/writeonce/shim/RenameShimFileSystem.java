@@ -61,6 +61,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
   private ShimRenames renames;
   private ShimDeletes deletes;
   private ShimStatuses statuses;
+  private DestinationListings listings;
 
   /**
    * The last path outside temporary directories that S3A found absent in this thread. Commit code
@@ -114,6 +115,8 @@ public class RenameShimFileSystem extends S3AFileSystem {
               }
             });
     statuses = new ShimStatuses(this, gateway, records, getUsername());
+    listings =
+        new DestinationListings(gateway, shim.listingWindowMillis(), System::nanoTime, counters);
     deletes = new ShimDeletes(gateway, records, misses, this::temporary, counters, threads);
     LOG.debug(
         "rename shim for s3a://{}: enabled={}, rules={}",
@@ -201,6 +204,25 @@ public class RenameShimFileSystem extends S3AFileSystem {
         && System.nanoTime() - absent.atNanos() < ABSENT_FRESH_NANOS;
   }
 
+  /** Remembers a key this instance writes outside temporary directories, for the listings. */
+  private void wrote(String key) {
+    if (shim.enabled() && !temporary(key)) {
+      listings.wrote(key);
+    }
+  }
+
+  /**
+   * The directory the rules move a temporary directory's files into, when they keep the files'
+   * names (FileOutputCommitter's and Spark's layouts); empty otherwise.
+   */
+  private Optional<String> destinationDirectoryOf(String temporaryKey) {
+    String probe = "/part-00000";
+    Optional<String> finalKey = shim.rules().predictFinalKey(temporaryKey + probe);
+    return finalKey
+        .filter(key -> key.endsWith(probe) && key.length() > probe.length())
+        .map(key -> key.substring(0, key.length() - probe.length()));
+  }
+
   // ---- writing ----------------------------------------------------------------------------
 
   @Override
@@ -217,6 +239,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
     String key = keyOf(path);
     Optional<String> finalKey = temporary(key) ? predictFinalKey(key) : Optional.empty();
     if (finalKey.isEmpty()) {
+      wrote(key);
       return super.create(
           path, permission, overwrite, bufferSize, replication, blockSize, progress);
     }
@@ -259,6 +282,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
       throws IOException {
     forgetAbsent();
     if (!temporary(keyOf(path))) {
+      wrote(keyOf(path));
       return super.createNonRecursive(
           path, permission, flags, bufferSize, replication, blockSize, progress);
     }
@@ -281,6 +305,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
   public FSDataOutputStreamBuilder createFile(Path path) {
     forgetAbsent();
     if (!temporary(keyOf(path))) {
+      wrote(keyOf(path));
       return super.createFile(path);
     }
     return new OwnCreateFileBuilder(this, makeQualified(path), "the rename shim");
@@ -293,6 +318,10 @@ public class RenameShimFileSystem extends S3AFileSystem {
     forgetAbsent();
     String key = keyOf(path);
     if (!temporary(key)) {
+      if (shim.enabled() && listings.knownAbsent(key)) {
+        rememberAbsent(key);
+        throw new FileNotFoundException("No such file or directory: " + makeQualified(path));
+      }
       try {
         return super.getFileStatus(path);
       } catch (FileNotFoundException e) {
@@ -308,6 +337,10 @@ public class RenameShimFileSystem extends S3AFileSystem {
     forgetAbsent();
     String key = keyOf(path);
     if (!temporary(key)) {
+      if (shim.enabled() && listings.knownAbsent(key)) {
+        rememberAbsent(key);
+        return false;
+      }
       boolean found = super.exists(path);
       if (!found) {
         rememberAbsent(key);
@@ -340,9 +373,19 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   @Override
   public FileStatus[] listStatus(Path path) throws IOException {
+    forgetAbsent();
     FileStatus[] listed = super.listStatus(path);
     if (!shim.enabled()) {
       return listed;
+    }
+    String key = keyOf(path);
+    if (listed.length > 0 && temporary(key) && listings.enabled()) {
+      // Commit code lists a temporary directory before it moves its children into place, each
+      // after an existence check of its destination: one LIST of that directory answers them.
+      Optional<String> destination = destinationDirectoryOf(key);
+      if (destination.isPresent()) {
+        listings.list(destination.get());
+      }
     }
     FileStatus[] resolved = new FileStatus[listed.length];
     List<Integer> indexes = new ArrayList<>(listed.length);
@@ -390,6 +433,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
     forgetAbsent();
     String key = keyOf(path);
     if (!temporary(key)) {
+      wrote(key);
       return super.mkdirs(path, permission);
     }
     if (records.known(key).isPresent()) {
@@ -448,10 +492,16 @@ public class RenameShimFileSystem extends S3AFileSystem {
     String dstKey = keyOf(dst);
     boolean destinationAbsent = takeAbsent(dstKey);
     String srcKey = keyOf(src);
-    if (!temporary(srcKey)) {
-      return super.rename(src, dst);
+    // Whatever lands, and even when the rename fails half-way, the destination may now exist.
+    wrote(dstKey);
+    try {
+      if (!temporary(srcKey)) {
+        return super.rename(src, dst);
+      }
+      return renames.rename(src, srcKey, dstKey, destinationAbsent);
+    } finally {
+      wrote(dstKey);
     }
-    return renames.rename(src, srcKey, dstKey, destinationAbsent);
   }
 
   // ---- deleting ---------------------------------------------------------------------------
@@ -469,6 +519,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
   public void copyFromLocalFile(boolean delSrc, boolean overwrite, Path src, Path dst)
       throws IOException {
     forgetAbsent();
+    wrote(keyOf(dst));
     super.copyFromLocalFile(delSrc, overwrite, src, dst);
   }
 

@@ -17,8 +17,15 @@ import org.apache.hadoop.conf.Configuration;
  * @param rules the rules that recognise temporary directories and predict final keys
  * @param onMiss what a rename the rules did not predict does
  * @param insertWaitMillis how long a statement waits for another one's insert lock on a directory
+ * @param listingWindowMillis how long a listing of a destination directory answers the existence
+ *     checks of its children ({@link #LISTING_WINDOW})
  */
-public record ShimConfig(boolean enabled, ShimRules rules, OnMiss onMiss, long insertWaitMillis) {
+public record ShimConfig(
+    boolean enabled,
+    ShimRules rules,
+    OnMiss onMiss,
+    long insertWaitMillis,
+    long listingWindowMillis) {
 
   /** What a rename does when the rules predicted another name for the file (a miss). */
   public enum OnMiss {
@@ -79,6 +86,17 @@ public record ShimConfig(boolean enabled, ShimRules rules, OnMiss onMiss, long i
 
   public static final String INSERT_WAIT_DEFAULT = "2h";
 
+  /**
+   * How long one LIST of a destination directory, sent when a temporary directory that moves there
+   * is listed (FileOutputCommitter's merge, Hive's move), answers the existence checks of its
+   * children that follow, instead of a HEAD and a LIST each. A file another process creates there
+   * within this time after the listing is overwritten by a rename onto its name rather than
+   * refusing it; 0 turns the listing off.
+   */
+  public static final String LISTING_WINDOW = PREFIX + "listing-window";
+
+  public static final String LISTING_WINDOW_DEFAULT = "1s";
+
   public static ShimConfig from(Configuration conf, String bucket) {
     boolean enabled = conf.getBoolean(ENABLED, ENABLED_DEFAULT);
     Set<String> buckets = new LinkedHashSet<>(conf.getTrimmedStringCollection(BUCKETS));
@@ -94,24 +112,22 @@ public record ShimConfig(boolean enabled, ShimRules rules, OnMiss onMiss, long i
         new ShimRules(
             rules, pattern(PLAIN_FILES, conf.getTrimmed(PLAIN_FILES, PLAIN_FILES_DEFAULT))),
         onMiss(conf.getTrimmed(ON_MISS, ON_MISS_DEFAULT)),
-        insertWait(conf));
+        duration(conf, INSERT_WAIT, INSERT_WAIT_DEFAULT, "30m, 2h or 1d", "do not wait"),
+        duration(conf, LISTING_WINDOW, LISTING_WINDOW_DEFAULT, "500ms, 1s or 5s", "no listing"));
   }
 
-  private static long insertWait(Configuration conf) {
+  private static long duration(
+      Configuration conf, String key, String defaultValue, String examples, String zeroMeans) {
     long millis;
     try {
-      millis = conf.getTimeDuration(INSERT_WAIT, INSERT_WAIT_DEFAULT, TimeUnit.MILLISECONDS);
+      millis = conf.getTimeDuration(key, defaultValue, TimeUnit.MILLISECONDS);
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(
-          INSERT_WAIT
-              + " = '"
-              + conf.get(INSERT_WAIT)
-              + "' is not a duration (for example 30m, 2h or 1d)",
-          e);
+          key + " = '" + conf.get(key) + "' is not a duration (for example " + examples + ")", e);
     }
     if (millis < 0) {
       throw new IllegalArgumentException(
-          INSERT_WAIT + " = '" + conf.get(INSERT_WAIT) + "' is negative; 0 means do not wait");
+          key + " = '" + conf.get(key) + "' is negative; 0 means " + zeroMeans);
     }
     return millis;
   }

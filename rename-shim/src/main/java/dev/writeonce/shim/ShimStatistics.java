@@ -17,6 +17,8 @@ public final class ShimStatistics {
   final AtomicLong plainRenames = new AtomicLong();
   final AtomicLong pendingReadsRefused = new AtomicLong();
   final AtomicLong destinationChecksSkipped = new AtomicLong();
+  final AtomicLong destinationListings = new AtomicLong();
+  final AtomicLong destinationChecksFromListing = new AtomicLong();
 
   /** Files written as pending uploads. */
   public long filesWritten() {
@@ -71,6 +73,16 @@ public final class ShimStatistics {
     return destinationChecksSkipped.get();
   }
 
+  /** Destination directories listed because a temporary directory moving there was listed. */
+  public long destinationListings() {
+    return destinationListings.get();
+  }
+
+  /** Existence checks of destination files answered "absent" by such a listing. */
+  public long destinationChecksFromListing() {
+    return destinationChecksFromListing.get();
+  }
+
   public Map<String, Long> asMap() {
     Map<String, Long> map = new LinkedHashMap<>();
     map.put("files_written", filesWritten());
@@ -83,6 +95,8 @@ public final class ShimStatistics {
     map.put("plain_renames", plainRenames());
     map.put("pending_reads_refused", pendingReadsRefused());
     map.put("destination_checks_skipped", destinationChecksSkipped());
+    map.put("destination_listings", destinationListings());
+    map.put("destination_checks_from_listing", destinationChecksFromListing());
     return map;
   }
 

@@ -1,0 +1,163 @@
+package dev.writeonce.shim;
+
+import dev.writeonce.core.errors.StoreException;
+import dev.writeonce.core.store.StoreGateway;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+/**
+ * Answers the existence checks of a destination directory's children from one listing. Commit code
+ * that moves a temporary directory into place lists it, then checks each child's destination before
+ * it renames the child there (FileOutputCommitter's merge, Hive's move): S3A sends a HEAD and a
+ * LIST for each check. When the shim lists a temporary directory whose files the rules move into
+ * one destination directory, it lists that directory too (one LIST, one page), and for {@link
+ * ShimConfig#LISTING_WINDOW} a child that listing does not show is known absent without a request.
+ *
+ * <p>While commit code keeps checking children of a directory, a listing past the window is read
+ * again (one LIST), so a merge of any length costs one LIST per window, not two requests per file.
+ *
+ * <p>What this instance writes outside temporary directories is remembered (at least ten minutes),
+ * so that its own renames, creates and directories are never reported absent. Only a file that
+ * another process creates in the directory after the listing can be: a rename onto it then
+ * overwrites it instead of being refused. That is the window a check and a rename always leave
+ * open, widened to at most the listing window plus the second for which a rename trusts the check
+ * before it.
+ */
+final class DestinationListings {
+
+  /** A directory of more children than one LIST page returns is not kept. */
+  static final int MAX_CHILDREN = 1000;
+
+  /** How many written keys are remembered before the oldest are forgotten. */
+  private static final int MAX_REMEMBERED = 10_000;
+
+  /** Written keys older than this may be forgotten; a file kept open longer is not covered. */
+  private static final long FORGET_AFTER_NANOS = java.util.concurrent.TimeUnit.MINUTES.toNanos(10);
+
+  /** One listing, and when a check last used it: a merge in progress lists again once it is old. */
+  private record Listing(
+      Set<String> names, long listedAtNanos, java.util.concurrent.atomic.AtomicLong usedAtNanos) {}
+
+  private final StoreGateway gateway;
+  private final long windowNanos;
+  private final LongSupplier nanoClock;
+  private final ShimStatistics counters;
+  private final Map<String, Listing> byDirectory = new ConcurrentHashMap<>();
+
+  /** Keys this instance wrote (created, renamed onto, made a directory), by when. */
+  private final Map<String, Long> written = new ConcurrentHashMap<>();
+
+  /** Every ancestor directory of those keys, by when: a write under it makes it exist. */
+  private final Map<String, Long> writtenUnder = new ConcurrentHashMap<>();
+
+  DestinationListings(
+      StoreGateway gateway, long windowMillis, LongSupplier nanoClock, ShimStatistics counters) {
+    this.gateway = gateway;
+    this.windowNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(windowMillis);
+    this.nanoClock = nanoClock;
+    this.counters = counters;
+  }
+
+  boolean enabled() {
+    return windowNanos > 0;
+  }
+
+  /**
+   * Lists a destination directory, in one LIST of at most one page, for the existence checks of its
+   * children that follow. A directory of more children is not kept: those checks go to the store.
+   */
+  void list(String directoryKey) throws StoreException {
+    if (!enabled()) {
+      return;
+    }
+    String prefix = directoryKey.isEmpty() ? "" : directoryKey + "/";
+    // The window runs from before the request: the listing shows at least what existed then.
+    long listedAt = nanoClock.getAsLong();
+    List<String> children = gateway.listChildren(prefix, MAX_CHILDREN);
+    if (children.size() >= MAX_CHILDREN) {
+      byDirectory.remove(prefix);
+      return;
+    }
+    Set<String> names = ConcurrentHashMap.newKeySet();
+    for (String child : children) {
+      String name = child.substring(prefix.length());
+      name = name.endsWith("/") ? name.substring(0, name.length() - 1) : name;
+      if (!name.isEmpty()) {
+        names.add(name);
+      }
+    }
+    byDirectory.put(
+        prefix, new Listing(names, listedAt, new java.util.concurrent.atomic.AtomicLong(listedAt)));
+    counters.destinationListings.incrementAndGet();
+  }
+
+  /**
+   * Whether a fresh listing of the key's directory shows no child of its name, and this instance
+   * has written nothing at, under or above the key since the window began. A listing past the
+   * window that a check used within the window (a merge still going) is read again: one LIST.
+   */
+  boolean knownAbsent(String key) throws StoreException {
+    if (!enabled() || key.isEmpty()) {
+      return false;
+    }
+    int slash = key.lastIndexOf('/');
+    String prefix = slash < 0 ? "" : key.substring(0, slash + 1);
+    Listing listing = byDirectory.get(prefix);
+    long now = nanoClock.getAsLong();
+    if (listing == null) {
+      return false;
+    }
+    if (now - listing.listedAtNanos() >= windowNanos) {
+      byDirectory.remove(prefix, listing);
+      if (now - listing.usedAtNanos().get() >= windowNanos) {
+        return false;
+      }
+      list(prefix.isEmpty() ? "" : prefix.substring(0, prefix.length() - 1));
+      listing = byDirectory.get(prefix);
+      if (listing == null) {
+        return false;
+      }
+    }
+    listing.usedAtNanos().set(now);
+    if (listing.names().contains(key.substring(slash + 1))
+        || written.containsKey(key)
+        || writtenUnder.containsKey(key)) {
+      return false;
+    }
+    for (String above = parentOf(key); above != null; above = parentOf(above)) {
+      if (written.containsKey(above)) {
+        return false; // a directory renamed or copied onto an ancestor brought its children
+      }
+    }
+    counters.destinationChecksFromListing.incrementAndGet();
+    return true;
+  }
+
+  /**
+   * This instance writes at the key: it, and every directory above it, exist from now on. Called
+   * when the write starts and again when it ends: a listing sent in between may not show it.
+   */
+  void wrote(String key) {
+    if (!enabled()) {
+      return;
+    }
+    long now = nanoClock.getAsLong();
+    if (written.size() + writtenUnder.size() > MAX_REMEMBERED) {
+      // Long after the window every listing in use was sent after these writes, and shows them.
+      written.values().removeIf(at -> now - at > FORGET_AFTER_NANOS);
+      writtenUnder.values().removeIf(at -> now - at > FORGET_AFTER_NANOS);
+    }
+    written.put(key, now);
+    for (String above = parentOf(key); above != null; above = parentOf(above)) {
+      writtenUnder.put(above, now);
+    }
+  }
+
+  private static String parentOf(String key) {
+    int slash = key.lastIndexOf('/');
+    return slash <= 0 ? null : key.substring(0, slash);
+  }
+}

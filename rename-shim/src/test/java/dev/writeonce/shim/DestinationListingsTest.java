@@ -1,0 +1,110 @@
+package dev.writeonce.shim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.writeonce.core.store.RequestType;
+import dev.writeonce.core.testing.InMemoryStore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class DestinationListingsTest {
+
+  private static final long WINDOW_MILLIS = 1_000;
+
+  private final InMemoryStore store = new InMemoryStore("bucket");
+  private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
+  private final ShimStatistics counters = new ShimStatistics();
+  private final DestinationListings listings =
+      new DestinationListings(store, WINDOW_MILLIS, nanos::get, counters);
+
+  private void advanceMillis(long millis) {
+    nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(millis));
+  }
+
+  private long lists() {
+    return store.counters().snapshot().getOrDefault(RequestType.LIST_OBJECTS, 0L);
+  }
+
+  @Test
+  void childrenTheListingDoesNotShowAreAbsentAndThoseItShowsAreLeftToTheStore() throws Exception {
+    store.putObject("out/part-0", new byte[] {1}, false);
+    store.putObject("out/p=1/part-1", new byte[] {1}, false);
+
+    listings.list("out");
+
+    assertThat(listings.knownAbsent("out/part-0")).isFalse();
+    assertThat(listings.knownAbsent("out/p=1")).as("a directory").isFalse();
+    assertThat(listings.knownAbsent("out/part-2")).isTrue();
+    assertThat(listings.knownAbsent("elsewhere/part-2")).as("a directory not listed").isFalse();
+    assertThat(lists()).isEqualTo(1);
+    assertThat(counters.destinationChecksFromListing()).isEqualTo(1);
+  }
+
+  @Test
+  void aFileAnotherWriterCreatesAfterTheListingIsReportedAbsentOnlyWithinTheWindow()
+      throws Exception {
+    listings.list("out");
+    store.putObject("out/part-0", new byte[] {1}, false);
+
+    advanceMillis(WINDOW_MILLIS - 1);
+    assertThat(listings.knownAbsent("out/part-0")).as("the stated bound").isTrue();
+
+    // Past the window the listing is read again, since checks are still going: it shows the file.
+    advanceMillis(1);
+    assertThat(listings.knownAbsent("out/part-0")).isFalse();
+    assertThat(lists()).isEqualTo(2);
+  }
+
+  @Test
+  void aListingNoCheckUsedForAWindowIsDroppedNotReadAgain() throws Exception {
+    listings.list("out");
+
+    advanceMillis(2 * WINDOW_MILLIS);
+
+    assertThat(listings.knownAbsent("out/part-0")).isFalse();
+    assertThat(lists()).as("no LIST for a merge that ended").isEqualTo(1);
+  }
+
+  @Test
+  void whatThisInstanceWritesIsNeverReportedAbsentEvenAfterTheListingIsReadAgain()
+      throws Exception {
+    listings.list("out");
+    listings.wrote("out/part-0"); // a rename whose completion is still on the wire
+    listings.wrote("out/p=1/part-1"); // a file created in a new directory
+    listings.wrote("out/moved"); // a directory renamed into place
+
+    assertThat(listings.knownAbsent("out/part-0")).isFalse();
+    assertThat(listings.knownAbsent("out/p=1")).isFalse();
+    listings.list("out/moved");
+    assertThat(listings.knownAbsent("out/moved/part-2")).as("brought by the rename").isFalse();
+
+    advanceMillis(WINDOW_MILLIS / 2);
+    assertThat(listings.knownAbsent("out/part-1")).isTrue(); // keeps the listing in use
+    advanceMillis(WINDOW_MILLIS);
+    // Read again while the completion was still landing: the listing misses it, the memory not.
+    assertThat(listings.knownAbsent("out/part-0")).isFalse();
+    assertThat(listings.knownAbsent("out/p=1")).isFalse();
+  }
+
+  @Test
+  void aDirectoryOfMoreThanOnePageIsNotKept() throws Exception {
+    for (int i = 0; i < DestinationListings.MAX_CHILDREN; i++) {
+      store.putObject("big/part-" + i, new byte[] {1}, false);
+    }
+
+    listings.list("big");
+
+    assertThat(listings.knownAbsent("big/part-new")).isFalse();
+  }
+
+  @Test
+  void aZeroWindowListsNothing() throws Exception {
+    DestinationListings off = new DestinationListings(store, 0, nanos::get, counters);
+
+    off.list("out");
+
+    assertThat(off.knownAbsent("out/part-0")).isFalse();
+    assertThat(lists()).isZero();
+  }
+}
