@@ -253,6 +253,25 @@ class RenameShimIT {
 
   // ---- the committer protocol step by step --------------------------------------------------
 
+  /** A FileOutputCommitter v1 job through the shim, set up on a new bucket. */
+  private record ClassicJob(
+      String bucket,
+      Configuration conf,
+      org.apache.hadoop.fs.Path out,
+      JobContext job,
+      FileOutputCommitter committer) {}
+
+  private ClassicJob setUpClassicJob(String bucketName, int jobNumber) throws IOException {
+    String bucket = store().newBucket(bucketName);
+    Configuration conf = configuration(1, true);
+    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("s3a://" + bucket + "/out");
+    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
+    JobContext job = new JobContextImpl(conf, new JobID("2026112222", jobNumber));
+    FileOutputCommitter committer = new FileOutputCommitter(out, job);
+    committer.setupJob(job);
+    return new ClassicJob(bucket, conf, out, job, committer);
+  }
+
   private TaskAttemptContext attempt(Configuration conf, int task, int attempt) {
     return new TaskAttemptContextImpl(
         conf, new TaskAttemptID("2026112222", 7, TaskType.MAP, task, attempt));
@@ -274,13 +293,12 @@ class RenameShimIT {
 
   @Test
   void aFailedAttemptIsAbortedAndItsRetryLeavesExactlyOneFile() throws Exception {
-    String bucket = store().newBucket("shim-retry");
-    Configuration conf = configuration(1, true);
-    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("s3a://" + bucket + "/out");
-    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
-    JobContext job = new JobContextImpl(conf, new JobID("2026112222", 7));
-    FileOutputCommitter jobCommitter = new FileOutputCommitter(out, job);
-    jobCommitter.setupJob(job);
+    ClassicJob classic = setUpClassicJob("shim-retry", 7);
+    String bucket = classic.bucket();
+    Configuration conf = classic.conf();
+    org.apache.hadoop.fs.Path out = classic.out();
+    JobContext job = classic.job();
+    FileOutputCommitter jobCommitter = classic.committer();
 
     TaskAttemptContext first = attempt(conf, 0, 0);
     FileOutputCommitter firstCommitter = new FileOutputCommitter(out, first);
@@ -309,13 +327,12 @@ class RenameShimIT {
 
   @Test
   void anAbortedJobLeavesNothingVisibleAndNoOpenUpload() throws Exception {
-    String bucket = store().newBucket("shim-abort");
-    Configuration conf = configuration(1, true);
-    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("s3a://" + bucket + "/out");
-    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
-    JobContext job = new JobContextImpl(conf, new JobID("2026112222", 8));
-    FileOutputCommitter jobCommitter = new FileOutputCommitter(out, job);
-    jobCommitter.setupJob(job);
+    ClassicJob classic = setUpClassicJob("shim-abort", 8);
+    String bucket = classic.bucket();
+    Configuration conf = classic.conf();
+    org.apache.hadoop.fs.Path out = classic.out();
+    JobContext job = classic.job();
+    FileOutputCommitter jobCommitter = classic.committer();
     List<String> finalKeys = new ArrayList<>();
     for (int task = 0; task < 3; task++) {
       TaskAttemptContext context = attempt(conf, task, 0);
@@ -488,13 +505,12 @@ class RenameShimIT {
   @Test
   void aJobCommitChecksTheDestinationsOfATasksFilesFromOneListing() throws Exception {
     int files = 20;
-    String bucket = store().newBucket("shim-listing");
-    Configuration conf = configuration(1, true);
-    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("s3a://" + bucket + "/out");
-    conf.set("mapreduce.output.fileoutputformat.outputdir", out.toString());
-    JobContext job = new JobContextImpl(conf, new JobID("2026112222", 7));
-    FileOutputCommitter jobCommitter = new FileOutputCommitter(out, job);
-    jobCommitter.setupJob(job);
+    ClassicJob classic = setUpClassicJob("shim-listing", 7);
+    String bucket = classic.bucket();
+    Configuration conf = classic.conf();
+    org.apache.hadoop.fs.Path out = classic.out();
+    JobContext job = classic.job();
+    FileOutputCommitter jobCommitter = classic.committer();
     TaskAttemptContext task = attempt(conf, 0, 0);
     FileOutputCommitter committer = new FileOutputCommitter(out, task);
     committer.setupTask(task);
@@ -528,6 +544,51 @@ class RenameShimIT {
       assertThat(view.read(keys.get(i))).isEqualTo("file " + i + "\n");
     }
     assertNoOpenUploads(bucket, keys);
+  }
+
+  /**
+   * A partitioned job commit: the partition directories an earlier task's merge created are known
+   * from the listing of the output directory, so the later tasks' merges into them check no
+   * directory in the store.
+   */
+  @Test
+  void aPartitionedJobCommitKnowsThePartitionDirectoriesFromTheListing() throws Exception {
+    ClassicJob classic = setUpClassicJob("shim-listing-partitions", 9);
+    FileSystem fs = classic.out().getFileSystem(classic.conf());
+    List<String> keys = new ArrayList<>();
+    for (int task = 0; task < 3; task++) {
+      TaskAttemptContext context = attempt(classic.conf(), task, 0);
+      FileOutputCommitter committer = new FileOutputCommitter(classic.out(), context);
+      committer.setupTask(context);
+      for (String partition : List.of("p=1", "p=2")) {
+        String name = partition + String.format(Locale.ROOT, "/part-m-%05d", task);
+        try (FSDataOutputStream stream =
+            fs.create(new org.apache.hadoop.fs.Path(committer.getWorkPath(), name), false)) {
+          stream.write((name + "\n").getBytes(StandardCharsets.UTF_8));
+        }
+        keys.add("out/" + name);
+      }
+      committer.commitTask(context);
+    }
+    ShimStatistics shim = shimOf(classic.out().toString());
+    long directoriesBefore = shim.destinationDirectoriesFromListing();
+
+    Traffic before = store().meter().read();
+    classic.committer().commitJob(classic.job());
+    Traffic commit = store().meter().read().minus(before);
+
+    // The first task's partitions move whole; the two others merge into both.
+    assertThat(shim.destinationDirectoriesFromListing() - directoriesBefore).isEqualTo(4);
+    // HEADs: the output directory's check once per task's merge, and FileOutputCommitter's own
+    // (cleanup, _SUCCESS); none for the partition directories (4 more without the listing).
+    assertThat(commit.requests(S3Api.HEAD_OBJECT)).as("%s", commit).isLessThanOrEqualTo(3 + 4);
+    assertThat(commit.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(keys.size());
+    assertThat(commit.requests(S3Api.COPY_OBJECT)).isZero();
+    BucketView view = new BucketView(store(), classic.bucket());
+    for (String key : keys) {
+      assertThat(view.read(key)).isEqualTo(key.substring("out/".length()) + "\n");
+    }
+    assertNoOpenUploads(classic.bucket(), keys);
   }
 
   /**

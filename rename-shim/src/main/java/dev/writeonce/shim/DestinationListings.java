@@ -39,7 +39,10 @@ final class DestinationListings {
 
   /** One listing, and when a check last used it: a merge in progress lists again once it is old. */
   private record Listing(
-      Set<String> names, long listedAtNanos, java.util.concurrent.atomic.AtomicLong usedAtNanos) {}
+      Set<String> names,
+      Set<String> directories,
+      long listedAtNanos,
+      java.util.concurrent.atomic.AtomicLong usedAtNanos) {}
 
   private final StoreGateway gateway;
   private final long windowNanos;
@@ -82,15 +85,22 @@ final class DestinationListings {
       return;
     }
     Set<String> names = ConcurrentHashMap.newKeySet();
+    Set<String> directories = ConcurrentHashMap.newKeySet();
     for (String child : children) {
       String name = child.substring(prefix.length());
-      name = name.endsWith("/") ? name.substring(0, name.length() - 1) : name;
+      boolean directory = name.endsWith("/");
+      name = directory ? name.substring(0, name.length() - 1) : name;
       if (!name.isEmpty()) {
         names.add(name);
+        if (directory) {
+          directories.add(name);
+        }
       }
     }
     byDirectory.put(
-        prefix, new Listing(names, listedAt, new java.util.concurrent.atomic.AtomicLong(listedAt)));
+        prefix,
+        new Listing(
+            names, directories, listedAt, new java.util.concurrent.atomic.AtomicLong(listedAt)));
     counters.destinationListings.incrementAndGet();
   }
 
@@ -104,24 +114,10 @@ final class DestinationListings {
       return false;
     }
     int slash = key.lastIndexOf('/');
-    String prefix = slash < 0 ? "" : key.substring(0, slash + 1);
-    Listing listing = byDirectory.get(prefix);
-    long now = nanoClock.getAsLong();
+    Listing listing = freshListingAbove(key);
     if (listing == null) {
       return false;
     }
-    if (now - listing.listedAtNanos() >= windowNanos) {
-      byDirectory.remove(prefix, listing);
-      if (now - listing.usedAtNanos().get() >= windowNanos) {
-        return false;
-      }
-      list(prefix.isEmpty() ? "" : prefix.substring(0, prefix.length() - 1));
-      listing = byDirectory.get(prefix);
-      if (listing == null) {
-        return false;
-      }
-    }
-    listing.usedAtNanos().set(now);
     if (listing.names().contains(key.substring(slash + 1))
         || written.containsKey(key)
         || writtenUnder.containsKey(key)) {
@@ -134,6 +130,72 @@ final class DestinationListings {
     }
     counters.destinationChecksFromListing.incrementAndGet();
     return true;
+  }
+
+  /**
+   * Whether a fresh listing of the key's directory shows it as a directory (a prefix of other keys)
+   * that this instance has removed nothing from since: S3A's status of such a directory is built
+   * from a listing too, so one is built here without a request.
+   */
+  boolean knownDirectory(String key) throws StoreException {
+    if (!enabled() || key.isEmpty()) {
+      return false;
+    }
+    Listing listing = freshListingAbove(key);
+    if (listing == null
+        || !listing.directories().contains(key.substring(key.lastIndexOf('/') + 1))) {
+      return false;
+    }
+    counters.destinationDirectoriesFromListing.incrementAndGet();
+    return true;
+  }
+
+  /**
+   * The listing of the key's directory while it is within the window; one past the window that a
+   * check used within the window is read again first (one LIST). Null when there is none.
+   */
+  private Listing freshListingAbove(String key) throws StoreException {
+    int slash = key.lastIndexOf('/');
+    String prefix = slash < 0 ? "" : key.substring(0, slash + 1);
+    Listing listing = byDirectory.get(prefix);
+    long now = nanoClock.getAsLong();
+    if (listing == null) {
+      return null;
+    }
+    if (now - listing.listedAtNanos() >= windowNanos) {
+      byDirectory.remove(prefix, listing);
+      if (now - listing.usedAtNanos().get() >= windowNanos) {
+        return null;
+      }
+      list(prefix.isEmpty() ? "" : prefix.substring(0, prefix.length() - 1));
+      listing = byDirectory.get(prefix);
+      if (listing == null) {
+        return null;
+      }
+    }
+    listing.usedAtNanos().set(now);
+    return listing;
+  }
+
+  /**
+   * This instance removes the key (a delete, or a rename away from it): a directory above it may
+   * vanish with it, so no listing answers for those directories any more, and listings of the key
+   * itself or below it are dropped.
+   */
+  void removed(String key) {
+    if (!enabled()) {
+      return;
+    }
+    for (Map.Entry<String, Listing> entry : byDirectory.entrySet()) {
+      String prefix = entry.getKey();
+      if (prefix.startsWith(key + "/") || key.isEmpty()) {
+        byDirectory.remove(prefix, entry.getValue());
+      } else if (key.startsWith(prefix) && key.length() > prefix.length()) {
+        String rest = key.substring(prefix.length());
+        int slash = rest.indexOf('/');
+        entry.getValue().directories().remove(slash < 0 ? rest : rest.substring(0, slash));
+      }
+    }
   }
 
   /**

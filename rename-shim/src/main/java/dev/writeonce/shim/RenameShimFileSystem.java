@@ -204,6 +204,15 @@ public class RenameShimFileSystem extends S3AFileSystem {
         && System.nanoTime() - absent.atNanos() < ABSENT_FRESH_NANOS;
   }
 
+  /**
+   * Forgets what the listings know of a key this instance removes, and of the directories above.
+   */
+  private void removed(String key) {
+    if (shim.enabled()) {
+      listings.removed(key);
+    }
+  }
+
   /** Remembers a key this instance writes outside temporary directories, for the listings. */
   private void wrote(String key) {
     if (shim.enabled() && !temporary(key)) {
@@ -322,6 +331,11 @@ public class RenameShimFileSystem extends S3AFileSystem {
         rememberAbsent(key);
         throw new FileNotFoundException("No such file or directory: " + makeQualified(path));
       }
+      if (shim.enabled() && listings.knownDirectory(key)) {
+        // As S3A builds the status of a directory it finds by listing: no time, this user.
+        return new org.apache.hadoop.fs.s3a.S3AFileStatus(
+            org.apache.hadoop.fs.s3a.Tristate.UNKNOWN, makeQualified(path), getUsername());
+      }
       try {
         return super.getFileStatus(path);
       } catch (FileNotFoundException e) {
@@ -340,6 +354,9 @@ public class RenameShimFileSystem extends S3AFileSystem {
       if (shim.enabled() && listings.knownAbsent(key)) {
         rememberAbsent(key);
         return false;
+      }
+      if (shim.enabled() && listings.knownDirectory(key)) {
+        return true;
       }
       boolean found = super.exists(path);
       if (!found) {
@@ -492,8 +509,10 @@ public class RenameShimFileSystem extends S3AFileSystem {
     String dstKey = keyOf(dst);
     boolean destinationAbsent = takeAbsent(dstKey);
     String srcKey = keyOf(src);
-    // Whatever lands, and even when the rename fails half-way, the destination may now exist.
+    // Whatever lands, and even when the rename fails half-way, the destination may now exist,
+    // and the source, with the directories it alone made, may not.
     wrote(dstKey);
+    removed(srcKey);
     try {
       if (!temporary(srcKey)) {
         return super.rename(src, dst);
@@ -512,7 +531,13 @@ public class RenameShimFileSystem extends S3AFileSystem {
     if (!shim.enabled()) {
       return super.delete(path, recursive);
     }
-    return deletes.delete(path, keyOf(path), recursive, super::delete);
+    String key = keyOf(path);
+    removed(key);
+    try {
+      return deletes.delete(path, key, recursive, super::delete);
+    } finally {
+      removed(key);
+    }
   }
 
   @Override

@@ -19,6 +19,7 @@ public final class ShimStatistics {
   final AtomicLong destinationChecksSkipped = new AtomicLong();
   final AtomicLong destinationListings = new AtomicLong();
   final AtomicLong destinationChecksFromListing = new AtomicLong();
+  final AtomicLong destinationDirectoriesFromListing = new AtomicLong();
 
   /** Files written as pending uploads. */
   public long filesWritten() {
@@ -83,6 +84,11 @@ public final class ShimStatistics {
     return destinationChecksFromListing.get();
   }
 
+  /** Statuses of destination directories built from such a listing, without a request. */
+  public long destinationDirectoriesFromListing() {
+    return destinationDirectoriesFromListing.get();
+  }
+
   public Map<String, Long> asMap() {
     Map<String, Long> map = new LinkedHashMap<>();
     map.put("files_written", filesWritten());
@@ -97,6 +103,7 @@ public final class ShimStatistics {
     map.put("destination_checks_skipped", destinationChecksSkipped());
     map.put("destination_listings", destinationListings());
     map.put("destination_checks_from_listing", destinationChecksFromListing());
+    map.put("destination_directories_from_listing", destinationDirectoriesFromListing());
     return map;
   }
 

@@ -107,4 +107,31 @@ class DestinationListingsTest {
     assertThat(off.knownAbsent("out/part-0")).isFalse();
     assertThat(lists()).isZero();
   }
+
+  @Test
+  void aDirectoryTheListingShowsIsKnownUntilThisInstanceRemovesSomethingUnderIt() throws Exception {
+    store.putObject("out/p=1/part-0", new byte[] {1}, false);
+    store.putObject("out/part-9", new byte[] {1}, false);
+    listings.list("out");
+
+    assertThat(listings.knownDirectory("out/p=1")).isTrue();
+    assertThat(listings.knownDirectory("out/part-9")).as("a file").isFalse();
+    assertThat(listings.knownDirectory("out/p=2")).as("not listed").isFalse();
+
+    // Deleting its only file may take the directory with it: the store is asked again.
+    listings.removed("out/p=1/part-0");
+    assertThat(listings.knownDirectory("out/p=1")).isFalse();
+    assertThat(listings.knownAbsent("out/p=1")).as("nor reported absent").isFalse();
+    assertThat(counters.destinationDirectoriesFromListing()).isEqualTo(1);
+  }
+
+  @Test
+  void removingADirectoryDropsTheListingsUnderIt() throws Exception {
+    listings.list("out/p=1");
+
+    listings.removed("out");
+
+    assertThat(listings.knownAbsent("out/p=1/part-0")).isFalse();
+    assertThat(lists()).isEqualTo(1);
+  }
 }
