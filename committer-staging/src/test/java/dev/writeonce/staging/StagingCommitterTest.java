@@ -149,7 +149,9 @@ class StagingCommitterTest {
         .containsExactly("table/part-m-00000", "table/part-m-00001", "table/sub/part-m-00000");
     assertThat(content("table/sub/part-m-00000")).isEqualTo("data of sub/part-m-00000");
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).contains("table/_SUCCESS").noneMatch(k -> k.contains("_writeonce"));
+    assertThat(memory.keys())
+        .contains("table/_SUCCESS")
+        .noneMatch(k -> k.contains("_writeonce") && !k.contains("_writeonce/finished/"));
   }
 
   @Test
@@ -203,7 +205,7 @@ class StagingCommitterTest {
             "table/part-m-00002-a",
             "table/part-m-00002-b");
     assertThat(memory.openUploadIds()).as("the superseded attempt's uploads aborted").isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
   }
 
   @Test
@@ -225,7 +227,7 @@ class StagingCommitterTest {
         .containsExactly(
             "table/day=1/part-0", "table/day=2/part-0", "table/day=2/part-1", "table/day=9/old");
     assertThat(memory.content("table/day=1/part-0")).isNotEqualTo(new byte[] {2});
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
   }
 
   @Test
@@ -381,7 +383,7 @@ class StagingCommitterTest {
         .hasMessageContaining("nothing of it is left");
     assertThat(snapshot()).isEqualTo(after);
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
   }
 
   @Test
@@ -437,7 +439,7 @@ class StagingCommitterTest {
     assertThat(dataKeys()).containsExactly("table/part-m-00000", "table/part-m-00001");
     assertThat(content("table/part-m-00001")).isEqualTo("data of part-m-00001");
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
   }
 
   @Test
@@ -538,7 +540,7 @@ class StagingCommitterTest {
 
     committer(job(), policy).commitJob(job());
     assertThat(dataKeys()).containsExactly("table/part-m-00000", "table/part-m-00001");
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
   }
 
   @Test
@@ -770,7 +772,8 @@ class StagingCommitterTest {
     committer(job(), policy).commitJob(job());
     Thread.sleep(600); // more than two renewal periods
 
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce"));
+    assertThat(memory.keys())
+        .noneMatch(k -> k.contains("_writeonce") && !k.contains("_writeonce/finished/"));
   }
 
   @Test
@@ -785,7 +788,9 @@ class StagingCommitterTest {
     committer(job(), policy).commitJob(job());
 
     assertThat(dataKeys()).containsExactly("table/part-m-00000");
-    assertThat(memory.keys()).as("claim released").noneMatch(k -> k.contains("_writeonce"));
+    assertThat(memory.keys())
+        .as("claim released")
+        .noneMatch(k -> k.contains("_writeonce") && !k.contains("_writeonce/finished/"));
   }
 
   @Test
@@ -831,6 +836,7 @@ class StagingCommitterTest {
     new JobCommitEngine(store, CommitterConfig.from(conf), Destination.of(OUT.toString()))
         .resume(job.jobId());
     assertThat(dataKeys()).containsExactly("table/part-m-00000", "table/part-m-00001");
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce"));
+    assertThat(memory.keys())
+        .noneMatch(k -> k.contains("_writeonce") && !k.contains("_writeonce/finished/"));
   }
 }
