@@ -253,6 +253,13 @@ class RenameShimIT {
 
   // ---- the committer protocol step by step --------------------------------------------------
 
+  private static void writeFile(FileSystem fs, org.apache.hadoop.fs.Path path, String text)
+      throws IOException {
+    try (FSDataOutputStream out = fs.create(path, false)) {
+      out.write(text.getBytes(StandardCharsets.UTF_8));
+    }
+  }
+
   /** A FileOutputCommitter v1 job through the shim, set up on a new bucket. */
   private record ClassicJob(
       String bucket,
@@ -518,10 +525,8 @@ class RenameShimIT {
     List<String> keys = new ArrayList<>();
     for (int i = 0; i < files; i++) {
       String name = String.format(Locale.ROOT, "part-m-%05d", i);
-      try (FSDataOutputStream stream =
-          fs.create(new org.apache.hadoop.fs.Path(committer.getWorkPath(), name), false)) {
-        stream.write(("file " + i + "\n").getBytes(StandardCharsets.UTF_8));
-      }
+      writeFile(
+          fs, new org.apache.hadoop.fs.Path(committer.getWorkPath(), name), "file " + i + "\n");
       keys.add("out/" + name);
     }
     committer.commitTask(task);
@@ -562,10 +567,7 @@ class RenameShimIT {
       committer.setupTask(context);
       for (String partition : List.of("p=1", "p=2")) {
         String name = partition + String.format(Locale.ROOT, "/part-m-%05d", task);
-        try (FSDataOutputStream stream =
-            fs.create(new org.apache.hadoop.fs.Path(committer.getWorkPath(), name), false)) {
-          stream.write((name + "\n").getBytes(StandardCharsets.UTF_8));
-        }
+        writeFile(fs, new org.apache.hadoop.fs.Path(committer.getWorkPath(), name), name + "\n");
         keys.add("out/" + name);
       }
       committer.commitTask(context);
@@ -609,10 +611,7 @@ class RenameShimIT {
       org.apache.hadoop.fs.Path taskDir =
           new org.apache.hadoop.fs.Path(base + "/_temporary/0/task_2026112222_0022_m_000000");
       try (FileSystem fs = FileSystem.newInstance(java.net.URI.create(base), conf)) {
-        try (FSDataOutputStream stream =
-            fs.create(new org.apache.hadoop.fs.Path(taskDir, "part-m-00000"), false)) {
-          stream.write("ours\n".getBytes(StandardCharsets.UTF_8));
-        }
+        writeFile(fs, new org.apache.hadoop.fs.Path(taskDir, "part-m-00000"), "ours\n");
         assertThat(fs.listStatus(taskDir)).hasSize(1);
         view.put("out/part-m-00000", "another writer\n");
 
@@ -649,10 +648,7 @@ class RenameShimIT {
         new org.apache.hadoop.fs.Path(base + "/_temporary/0/task_2026112222_0023_m_000000");
     try (FileSystem fs = FileSystem.newInstance(java.net.URI.create(base), conf)) {
       for (String name : List.of("part-m-00000", "p=1/part-m-00001")) {
-        try (FSDataOutputStream stream =
-            fs.create(new org.apache.hadoop.fs.Path(taskDir, name), false)) {
-          stream.write((name + "\n").getBytes(StandardCharsets.UTF_8));
-        }
+        writeFile(fs, new org.apache.hadoop.fs.Path(taskDir, name), name + "\n");
       }
       assertThat(fs.listStatus(taskDir)).hasSize(2);
 
