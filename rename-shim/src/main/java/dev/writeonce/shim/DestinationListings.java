@@ -97,11 +97,23 @@ final class DestinationListings {
         }
       }
     }
+    // A long-lived instance lists many directories: keep only the listings checks still use.
+    byDirectory
+        .values()
+        .removeIf(
+            old ->
+                listedAt - old.listedAtNanos() >= windowNanos
+                    && listedAt - old.usedAtNanos().get() >= windowNanos);
     byDirectory.put(
         prefix,
         new Listing(
             names, directories, listedAt, new java.util.concurrent.atomic.AtomicLong(listedAt)));
     counters.destinationListings.incrementAndGet();
+  }
+
+  /** How many listings are kept, for tests. */
+  int listingsKept() {
+    return byDirectory.size();
   }
 
   /**

@@ -134,4 +134,14 @@ class DestinationListingsTest {
     assertThat(listings.knownAbsent("out/p=1/part-0")).isFalse();
     assertThat(lists()).isEqualTo(1);
   }
+
+  @Test
+  void listingsNoCheckUsesAnyMoreAreDroppedWhenAnotherIsMade() throws Exception {
+    for (int day = 0; day < 100; day++) {
+      listings.list("out/day=" + day);
+      advanceMillis(WINDOW_MILLIS);
+    }
+
+    assertThat(listings.listingsKept()).isEqualTo(1);
+  }
 }
