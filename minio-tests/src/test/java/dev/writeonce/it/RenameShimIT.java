@@ -551,6 +551,215 @@ class RenameShimIT {
     assertNoOpenUploads(bucket, keys);
   }
 
+  // ---- queued completions ----------------------------------------------------------------
+
+  /** Commits one task of a classic job with {@code files} files; returns their final keys. */
+  private List<String> commitTaskOf(ClassicJob classic, int task, int files, String prefix)
+      throws IOException {
+    TaskAttemptContext context = attempt(classic.conf(), task, 0);
+    FileOutputCommitter committer = new FileOutputCommitter(classic.out(), context);
+    committer.setupTask(context);
+    FileSystem fs = classic.out().getFileSystem(context.getConfiguration());
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < files; i++) {
+      String name = String.format(Locale.ROOT, "%spart-m-%05d-%03d", prefix, task, i);
+      writeFile(fs, new org.apache.hadoop.fs.Path(committer.getWorkPath(), name), name + "\n");
+      keys.add("out/" + name);
+    }
+    committer.commitTask(context);
+    return keys;
+  }
+
+  @Test
+  void aJobCommitQueuesItsCompletionsAndReturnsWithEveryFileInPlaceAndTheRecordsDeletedInBulk()
+      throws Exception {
+    ClassicJob classic = setUpClassicJob("shim-queued", 11);
+    List<String> keys = new ArrayList<>(commitTaskOf(classic, 0, 20, ""));
+    keys.addAll(commitTaskOf(classic, 1, 20, "p=1/"));
+    ShimStatistics shim = shimOf(classic.out().toString());
+    long queuedBefore = shim.completionsQueued();
+
+    Traffic before = store().meter().read();
+    classic.committer().commitJob(classic.job());
+    Traffic commit = store().meter().read().minus(before);
+
+    assertThat(shim.completionsQueued() - queuedBefore).isEqualTo(keys.size() - 20);
+    assertThat(commit.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(keys.size());
+    // One DeleteObjects for the records of the queued files, and the cleanup's; not one per file.
+    assertThat(commit.requests(S3Api.DELETE_OBJECTS)).as("%s", commit).isLessThanOrEqualTo(4);
+    assertThat(commit.requests(S3Api.COPY_OBJECT)).isZero();
+    BucketView view = new BucketView(store(), classic.bucket());
+    for (String key : keys) {
+      assertThat(view.read(key)).isEqualTo(key.substring("out/".length()) + "\n");
+    }
+    assertThat(view.keysButFinishedMarkers("out/_temporary")).isEmpty();
+    assertThat(view.keys("out/_SUCCESS")).hasSize(1);
+    assertNoOpenUploads(classic.bucket(), keys);
+  }
+
+  /**
+   * A file a committed task left, renamed into place by a fresh instance: its completion queued.
+   */
+  private record Queued(
+      FileSystem fs, ShimStatistics shim, org.apache.hadoop.fs.Path destination) {}
+
+  private Queued queuedRename(String bucketName) throws IOException {
+    ClassicJob classic = setUpClassicJob(bucketName, 12);
+    String key = commitTaskOf(classic, 0, 1, "").get(0);
+    String name = key.substring("out/".length());
+    FileSystem fs = FileSystem.newInstance(classic.out().toUri(), classic.conf());
+    ShimStatistics shim = ((RenameShimFileSystem) fs).shimStatistics();
+    org.apache.hadoop.fs.Path committed =
+        new org.apache.hadoop.fs.Path(
+            classic.out(), "_temporary/0/task_2026112222_0007_m_000000/" + name);
+    org.apache.hadoop.fs.Path destination = new org.apache.hadoop.fs.Path(classic.out(), name);
+    assertThat(fs.rename(committed, destination)).isTrue();
+    assertThat(shim.completionsQueued()).isEqualTo(1);
+    return new Queued(fs, shim, destination);
+  }
+
+  /**
+   * Every call that could observe a queued completion waits for it: right after the call the file
+   * is in the store and its record is gone. Checks of other destinations do not wait.
+   */
+  @Test
+  void eachCallThatCouldObserveAQueuedCompletionWaitsForItAndOthersDoNot() throws Exception {
+    Map<String, IoCall> calls = new java.util.LinkedHashMap<>();
+    calls.put("getFileStatus of the file", (fs, dst) -> fs.getFileStatus(dst));
+    calls.put("exists of the file", (fs, dst) -> fs.exists(dst));
+    calls.put("open of the file", (fs, dst) -> fs.open(dst).close());
+    calls.put("listStatus of its directory", (fs, dst) -> fs.listStatus(dst.getParent()));
+    calls.put("listFiles of its directory", (fs, dst) -> fs.listFiles(dst.getParent(), true));
+    calls.put(
+        "create of _SUCCESS",
+        (fs, dst) -> fs.create(new org.apache.hadoop.fs.Path(dst.getParent(), "_SUCCESS")).close());
+    calls.put(
+        "delete of the temporary tree",
+        (fs, dst) -> fs.delete(new org.apache.hadoop.fs.Path(dst.getParent(), "_temporary"), true));
+    calls.put(
+        "rename of the temporary tree",
+        (fs, dst) ->
+            fs.rename(
+                new org.apache.hadoop.fs.Path(dst.getParent(), "_temporary/0"),
+                new org.apache.hadoop.fs.Path(dst.getParent(), "_temporary/1")));
+    calls.put("close", (fs, dst) -> fs.close());
+    int n = 0;
+    for (Map.Entry<String, IoCall> call : calls.entrySet()) {
+      Queued queued = queuedRename("shim-barrier-" + n++);
+      String bucket = queued.destination().toUri().getHost();
+      String key = "out/" + queued.destination().getName();
+      FileSystem fs = queued.fs();
+      try {
+        // The next file's existence check and a status of the directory above wait for nothing.
+        assertThat(fs.exists(new org.apache.hadoop.fs.Path(queued.destination() + "-next")))
+            .isFalse();
+        assertThat(fs.getFileStatus(queued.destination().getParent()).isDirectory()).isTrue();
+        assertThat(queued.shim().barriers()).as(call.getKey()).isZero();
+
+        call.getValue().run(fs, queued.destination());
+
+        assertThat(queued.shim().barriers()).as(call.getKey()).isEqualTo(1);
+        BucketView view = new BucketView(store(), bucket);
+        assertThat(view.keys(key)).as(call.getKey()).containsExactly(key);
+        assertThat(view.keys("out/_temporary/0/task_2026112222_0007_m_000000/"))
+            .as("the record of %s", call.getKey())
+            .isEmpty();
+      } finally {
+        fs.close();
+      }
+    }
+  }
+
+  @FunctionalInterface
+  private interface IoCall {
+    void run(FileSystem fs, org.apache.hadoop.fs.Path destination) throws Exception;
+  }
+
+  /**
+   * A completion that fails after its rename returned fails the job commit, naming the file; the
+   * files completed meanwhile are in place, and the job's abort leaves no upload open.
+   */
+  @Test
+  void aQueuedCompletionThatFailsMakesTheJobCommitFailAndTheAbortLeavesNoOpenUpload()
+      throws Exception {
+    ClassicJob classic = setUpClassicJob("shim-queued-failure", 13);
+    List<String> keys = new ArrayList<>(commitTaskOf(classic, 0, 3, ""));
+    keys.addAll(commitTaskOf(classic, 1, 3, ""));
+    // Another tool aborts one upload between the task commit and the job commit.
+    String lost = keys.get(4);
+    String uploadId =
+        store()
+            .adminClient()
+            .listMultipartUploads(b -> b.bucket(classic.bucket()).prefix(lost))
+            .uploads()
+            .get(0)
+            .uploadId();
+    store()
+        .adminClient()
+        .abortMultipartUpload(b -> b.bucket(classic.bucket()).key(lost).uploadId(uploadId));
+
+    assertThatThrownBy(() -> classic.committer().commitJob(classic.job()))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("s3a://" + classic.bucket() + "/" + lost)
+        .hasMessageContaining("failed after its rename had returned");
+    BucketView view = new BucketView(store(), classic.bucket());
+    assertThat(view.keys("out/_SUCCESS")).isEmpty();
+    for (String key : keys) {
+      if (!key.equals(lost)) {
+        assertThat(view.read(key)).as("completed before the failure was seen").isNotEmpty();
+      }
+    }
+    assertThat(view.keys(lost)).isEmpty();
+
+    classic.committer().abortJob(classic.job(), org.apache.hadoop.mapreduce.JobStatus.State.FAILED);
+    assertThat(view.keysButFinishedMarkers("out/_temporary")).isEmpty();
+    assertNoOpenUploads(classic.bucket(), keys);
+    // The next job on the same destination commits: the failure ended with the tree.
+    ClassicJob next =
+        new ClassicJob(
+            classic.bucket(), classic.conf(), classic.out(), classic.job(), classic.committer());
+    next.committer().setupJob(next.job());
+    List<String> again = commitTaskOf(next, 2, 2, "again-");
+    next.committer().commitJob(next.job());
+    for (String key : again) {
+      assertThat(view.read(key)).isNotEmpty();
+    }
+  }
+
+  /** Task attempts committing at once through one instance, then one job commit of them all. */
+  @Test
+  void concurrentTaskCommitsThenOneJobCommitLeaveEveryFileOnceAndNoUploadOpen() throws Exception {
+    ClassicJob classic = setUpClassicJob("shim-concurrent", 14);
+    int tasks = 8;
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(tasks);
+    List<java.util.concurrent.Future<List<String>>> commits = new ArrayList<>();
+    try {
+      for (int t = 0; t < tasks; t++) {
+        int task = t;
+        commits.add(pool.submit(() -> commitTaskOf(classic, task, 3, "p=" + (task % 2) + "/")));
+      }
+      List<String> keys = new ArrayList<>();
+      for (java.util.concurrent.Future<List<String>> commit : commits) {
+        keys.addAll(commit.get());
+      }
+      Traffic before = store().meter().read();
+      classic.committer().commitJob(classic.job());
+      Traffic commit = store().meter().read().minus(before);
+
+      assertThat(commit.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(keys.size());
+      assertThat(commit.requests(S3Api.COPY_OBJECT)).isZero();
+      BucketView view = new BucketView(store(), classic.bucket());
+      List<String> dataKeys =
+          view.keys("out/p=").stream().filter(key -> !key.endsWith("/")).toList();
+      assertThat(dataKeys).containsExactlyInAnyOrderElementsOf(keys);
+      assertThat(view.keysButFinishedMarkers("out/_temporary")).isEmpty();
+      assertNoOpenUploads(classic.bucket(), keys);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   /**
    * A partitioned job commit: the partition directories an earlier task's merge created are known
    * from the listing of the output directory, so the later tasks' merges into them check no
@@ -573,14 +782,20 @@ class RenameShimIT {
       committer.commitTask(context);
     }
     ShimStatistics shim = shimOf(classic.out().toString());
-    long directoriesBefore = shim.destinationDirectoriesFromListing();
+    long directoriesBefore = shim.destinationDirectoriesFromListing() + shim.directoriesOfQueued();
 
     Traffic before = store().meter().read();
     classic.committer().commitJob(classic.job());
     Traffic commit = store().meter().read().minus(before);
 
-    // The first task's partitions move whole; the two others merge into both.
-    assertThat(shim.destinationDirectoriesFromListing() - directoriesBefore).isEqualTo(4);
+    // The first task's partitions move whole; the two others merge into both, the second task
+    // finding them in the listing, the third above the second's queued files (and the output
+    // directory itself above them).
+    assertThat(
+            shim.destinationDirectoriesFromListing()
+                + shim.directoriesOfQueued()
+                - directoriesBefore)
+        .isEqualTo(5);
     // HEADs: the output directory's check once per task's merge, and FileOutputCommitter's own
     // (cleanup, _SUCCESS); none for the partition directories (4 more without the listing).
     assertThat(commit.requests(S3Api.HEAD_OBJECT)).as("%s", commit).isLessThanOrEqualTo(3 + 4);
@@ -619,8 +834,8 @@ class RenameShimIT {
           assertThat(fs.exists(target)).as("answered by the listing, within the window").isFalse();
           assertThat(fs.rename(new org.apache.hadoop.fs.Path(taskDir, "part-m-00000"), target))
               .isTrue();
-          assertThat(view.read("out/part-m-00000")).isEqualTo("ours\n");
           assertThat(fs.exists(target)).as("its own rename is never reported absent").isTrue();
+          assertThat(view.read("out/part-m-00000")).isEqualTo("ours\n");
           view.delete("out/part-m-00000");
         } else {
           assertThat(fs.exists(target)).as("checked in the store").isTrue();

@@ -54,6 +54,12 @@ final class HiveStaging {
   }
 
   /** Whether the key is a file under a Hive {@code -ext-N} staging directory. */
+  /** Stores a statement's load plan in its staging directory: one PUT. */
+  static void putLoadPlan(StoreGateway gateway, String stagingKey, LoadPlan plan)
+      throws IOException {
+    gateway.putObject(stagingKey + "/" + LoadPlan.FILE_NAME, LoadPlanFormat.toJson(plan), false);
+  }
+
   static boolean isStaged(String key) {
     return STAGED.matcher(key).matches();
   }

@@ -11,7 +11,6 @@ import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
@@ -81,6 +80,32 @@ public final class InsertLockHolder {
             });
     renewer.setRemoveOnCancelPolicy(true);
     return renewer;
+  }
+
+  /**
+   * Takes the insert lock of the directory at {@code directoryKey}, waiting up to {@link
+   * ShimConfig#INSERT_WAIT} for a live holder, and starts renewing it.
+   */
+  static InsertLockHolder acquireIn(
+      StoreGateway gateway,
+      String directoryKey,
+      String statement,
+      long leaseMillis,
+      long waitMillis,
+      Consumer<String> progress)
+      throws IOException {
+    String key = (directoryKey.isEmpty() ? "" : directoryKey + "/") + OBJECT_NAME;
+    String bucket = "s3a://" + gateway.bucket() + "/";
+    return acquire(
+        gateway,
+        key,
+        bucket + key,
+        bucket + directoryKey,
+        statement,
+        leaseMillis,
+        waitMillis,
+        ShimConfig.INSERT_WAIT,
+        progress);
   }
 
   /**
@@ -174,11 +199,13 @@ public final class InsertLockHolder {
       long waited = now - started;
       if (waited >= waitMillis) {
         throw new IOException(
-            waitedTooLong(holder, destination, uri, other, lapsesAt, waitMillis, waitSetting));
+            InsertLockMessages.waitedTooLong(
+                holder, destination, uri, other, lapsesAt, waitMillis, waitSetting));
       }
       if (lastReport == Long.MIN_VALUE || now - lastReport >= REPORT_EVERY_MILLIS) {
         lastReport = now;
-        progress.accept(waiting(other, destination, waited, waitMillis, waitSetting));
+        progress.accept(
+            InsertLockMessages.waiting(other, destination, waited, waitMillis, waitSetting));
       }
       pause(pause, nextPause, uri);
       nextPause = Math.min(nextPause * 2, LONGEST_PAUSE_MILLIS);
@@ -251,58 +278,6 @@ public final class InsertLockHolder {
       }
       return Optional.empty();
     }
-  }
-
-  private static String waitedTooLong(
-      String holder,
-      String destination,
-      String uri,
-      InsertLock other,
-      long lapsesAt,
-      long waitMillis,
-      String waitSetting) {
-    return "statement "
-        + holder
-        + " cannot add files to "
-        + destination
-        + ": statement "
-        + other.holder()
-        + " (host "
-        + other.host()
-        + ", since "
-        + Instant.ofEpochMilli(other.claimedAtMillis())
-        + ") holds "
-        + uri
-        + " and has not finished within "
-        + waitSetting
-        + " ("
-        + Duration.ofMillis(waitMillis)
-        + "). Statements that add files to one table run one at a time through the"
-        + " rename shim, because the names of their files depend on each other. If that"
-        + " session is gone, its lock lapses at "
-        + Instant.ofEpochMilli(lapsesAt)
-        + " and the next statement takes it over; otherwise raise "
-        + waitSetting
-        + " or run the statements one after another";
-  }
-
-  private static String waiting(
-      InsertLock other, String destination, long waited, long waitMillis, String waitSetting) {
-    return "waiting for statement "
-        + other.holder()
-        + " (host "
-        + other.host()
-        + ", since "
-        + Instant.ofEpochMilli(other.claimedAtMillis())
-        + ") to finish adding files to "
-        + destination
-        + "; waited "
-        + Duration.ofMillis(waited).toSeconds()
-        + " s of at most "
-        + Duration.ofMillis(waitMillis)
-        + " ("
-        + waitSetting
-        + ")";
   }
 
   private static InsertLock read(PeekedObject object, String uri) throws IOException {

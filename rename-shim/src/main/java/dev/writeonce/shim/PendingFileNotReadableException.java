@@ -13,4 +13,20 @@ public final class PendingFileNotReadableException extends WriteonceException {
   public PendingFileNotReadableException(String message) {
     super(message);
   }
+
+  /** The refusal of a read of {@code path}, whose data waits as an upload to {@code finalUri}. */
+  static PendingFileNotReadableException of(org.apache.hadoop.fs.Path path, String finalUri) {
+    return new PendingFileNotReadableException(
+        "cannot read "
+            + path
+            + ": it is a pending upload to "
+            + finalUri
+            + " whose data becomes readable only when the commit renames it into place."
+            + " Engines that read task output before the commit need it written plainly:"
+            + " for Hive set hive.merge.mapfiles=false and hive.merge.mapredfiles=false;"
+            + " otherwise list the file name in "
+            + ShimConfig.PLAIN_FILES
+            + " or leave this bucket out of "
+            + ShimConfig.BUCKETS);
+  }
 }

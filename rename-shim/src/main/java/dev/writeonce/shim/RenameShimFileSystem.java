@@ -1,20 +1,12 @@
 package dev.writeonce.shim;
 
-import dev.writeonce.core.config.CommitterConfig;
-import dev.writeonce.core.engine.Tasks;
-import dev.writeonce.core.json.LoadPlanFormat;
 import dev.writeonce.core.model.LoadPlan;
-import dev.writeonce.core.store.S3StoreGateway;
-import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.upload.OwnCreateFileBuilder;
 import dev.writeonce.core.upload.UploadOutputStream;
-import dev.writeonce.core.upload.UploadPool;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.apache.hadoop.conf.Configuration;
@@ -50,79 +42,30 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   private static final Logger LOG = LoggerFactory.getLogger(RenameShimFileSystem.class);
 
-  private ShimConfig shim;
-  private CommitterConfig config;
-  private StoreGateway gateway;
-  private UploadPool threads;
-  private Optional<HiveStaging> hiveStaging = Optional.empty();
-  private ShimMisses misses;
   private final ShimStatistics counters = new ShimStatistics();
-  private ShimRecords records;
-  private ShimRenames renames;
-  private ShimDeletes deletes;
-  private ShimStatuses statuses;
-  private DestinationListings listings;
-
-  /**
-   * The last path outside temporary directories that S3A found absent in this thread. Commit code
-   * checks a destination just before it renames a file there (FileOutputCommitter's merge, Hive's
-   * move), so the rename need not check it again; any other call of this thread on the file system
-   * forgets it, and it is good for {@link #ABSENT_FRESH_NANOS} only.
-   */
-  private final ThreadLocal<Absent> lastAbsent = new ThreadLocal<>();
-
-  private record Absent(String key, long atNanos) {}
-
-  /** How long an absent destination stays known to the rename that follows. */
-  static final long ABSENT_FRESH_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+  private ShimParts parts;
+  private ShimConfig shim;
 
   @Override
   public void initialize(URI name, Configuration conf) throws IOException {
     super.initialize(name, conf);
-    try {
-      shim = ShimConfig.from(conf, getBucket());
-    } catch (IllegalArgumentException e) {
-      throw new IOException("rename shim for s3a://" + getBucket() + ": " + e.getMessage(), e);
-    }
-    config = CommitterConfig.from(conf);
-    gateway = S3StoreGateway.forFileSystem(this);
-    threads = new UploadPool("rename shim for s3a://" + getBucket(), config.magicUploadThreads());
-    hiveStaging =
-        shim.rules().names().contains(ShimRules.HIVE.name())
-            ? Optional.of(new HiveStaging(gateway, getBucket()))
-            : Optional.empty();
-    misses = new ShimMisses(gateway, shim.rules(), gateway.storeClock());
-    records = new ShimRecords(gateway, counters);
-    renames =
-        new ShimRenames(
-            gateway,
-            shim,
-            this::temporary,
-            records,
-            misses,
+    parts =
+        new ShimParts(
+            this,
+            conf,
             counters,
-            threads,
-            new ShimRenames.Plain() {
-              @Override
-              public boolean rename(String fromKey, String toKey) throws IOException {
-                return RenameShimFileSystem.super.rename(
-                    keyToQualifiedPath(fromKey), keyToQualifiedPath(toKey));
-              }
-
-              @Override
-              public void mkdirs(String key) throws IOException {
-                RenameShimFileSystem.this.mkdirs(keyToQualifiedPath(key));
-              }
-            });
-    statuses = new ShimStatuses(this, gateway, records, getUsername());
-    listings =
-        new DestinationListings(gateway, shim.listingWindowMillis(), System::nanoTime, counters);
-    deletes = new ShimDeletes(gateway, records, misses, this::temporary, counters, threads);
+            ShimRenames.plain(
+                (fromKey, toKey) ->
+                    super.rename(keyToQualifiedPath(fromKey), keyToQualifiedPath(toKey)),
+                key -> mkdirs(keyToQualifiedPath(key))),
+            getUsername());
+    shim = parts.shim;
     LOG.debug(
-        "rename shim for s3a://{}: enabled={}, rules={}",
+        "rename shim for s3a://{}: enabled={}, rules={}, queued completions={}",
         getBucket(),
         shim.enabled(),
-        shim.rules().names());
+        shim.rules().names(),
+        shim.queueCompletions());
   }
 
   /** Whether files under this path are written as pending uploads: shim on, temporary path. */
@@ -140,7 +83,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
       throw new IllegalArgumentException(
           stagingDirectory + " is not a staging directory the rename shim handles");
     }
-    gateway.putObject(key + "/" + LoadPlan.FILE_NAME, LoadPlanFormat.toJson(plan), false);
+    HiveStaging.putLoadPlan(parts.gateway, key, plan);
   }
 
   /**
@@ -156,18 +99,13 @@ public class RenameShimFileSystem extends S3AFileSystem {
     if (!shim.enabled()) {
       return Optional.empty();
     }
-    String dir = keyOf(directory);
-    String key = (dir.isEmpty() ? "" : dir + "/") + InsertLockHolder.OBJECT_NAME;
     return Optional.of(
-        InsertLockHolder.acquire(
-            gateway,
-            key,
-            "s3a://" + getBucket() + "/" + key,
-            "s3a://" + getBucket() + "/" + dir,
+        InsertLockHolder.acquireIn(
+            parts.gateway,
+            keyOf(directory),
             statement,
-            config.leaseMillis(),
+            parts.config.leaseMillis(),
             shim.insertWaitMillis(),
-            ShimConfig.INSERT_WAIT,
             progress));
   }
 
@@ -184,52 +122,31 @@ public class RenameShimFileSystem extends S3AFileSystem {
     return shim.enabled() && shim.rules().isTemporary(key);
   }
 
-  private void rememberAbsent(String key) {
-    if (shim.enabled()) {
-      lastAbsent.set(new Absent(key, System.nanoTime()));
-    }
-  }
-
-  /** Forgets the absent destination: this thread did something else since. */
-  private void forgetAbsent() {
-    lastAbsent.remove();
-  }
-
-  /** Whether S3A found this key absent just before, in this thread, with nothing done since. */
-  private boolean takeAbsent(String key) {
-    Absent absent = lastAbsent.get();
-    lastAbsent.remove();
-    return absent != null
-        && absent.key().equals(key)
-        && System.nanoTime() - absent.atNanos() < ABSENT_FRESH_NANOS;
-  }
-
   /**
-   * Forgets what the listings know of a key this instance removes, and of the directories above.
+   * Waits for the completions queued under a directory and reports their first failure: what a job
+   * commit calls before it returns where no later call of it waits ({@link QueuedCompletions}).
    */
-  private void removed(String key) {
-    if (shim.enabled()) {
-      listings.removed(key);
-    }
+  public void awaitCompletions(Path directory) throws IOException {
+    parts.completions.awaitUnder(keyOf(directory));
   }
 
-  /** Remembers a key this instance writes outside temporary directories, for the listings. */
-  private void wrote(String key) {
-    if (shim.enabled() && !temporary(key)) {
-      listings.wrote(key);
-    }
+  /** The key of a path that a call reads, once the completions it could observe have run. */
+  private String use(Path path) throws IOException {
+    parts.checks.forget();
+    String key = keyOf(path);
+    parts.completions.beforeUse(key);
+    return key;
   }
 
-  /**
-   * The directory the rules move a temporary directory's files into, when they keep the files'
-   * names (FileOutputCommitter's and Spark's layouts); empty otherwise.
-   */
-  private Optional<String> destinationDirectoryOf(String temporaryKey) {
-    String probe = "/part-00000";
-    Optional<String> finalKey = shim.rules().predictFinalKey(temporaryKey + probe);
-    return finalKey
-        .filter(key -> key.endsWith(probe) && key.length() > probe.length())
-        .map(key -> key.substring(0, key.length() - probe.length()));
+  /** The key of a path that a call creates, once the completions it depends on have run. */
+  private String creating(Path path) throws IOException {
+    parts.checks.forget();
+    String key = keyOf(path);
+    parts.completions.beforeCreate(key, temporary(key));
+    if (!temporary(key)) {
+      parts.checks.wrote(key);
+    }
+    return key;
   }
 
   // ---- writing ----------------------------------------------------------------------------
@@ -244,39 +161,16 @@ public class RenameShimFileSystem extends S3AFileSystem {
       long blockSize,
       Progressable progress)
       throws IOException {
-    forgetAbsent();
-    String key = keyOf(path);
-    Optional<String> finalKey = temporary(key) ? predictFinalKey(key) : Optional.empty();
+    String key = creating(path);
+    Optional<String> finalKey = temporary(key) ? parts.predictFinalKey(key) : Optional.empty();
     if (finalKey.isEmpty()) {
-      wrote(key);
       return super.create(
           path, permission, overwrite, bufferSize, replication, blockSize, progress);
     }
     // No existence checks: a temporary path belongs to one task attempt.
-    UploadOutputStream out =
-        new UploadOutputStream(
-            gateway,
-            makeQualified(path).toString(),
-            finalKey.get(),
-            key,
-            ShimRules.attemptOf(key),
-            config.partSize(),
-            config.magicBuffersPerStream(),
-            threads.pool(),
-            records.keeperOf(key));
+    UploadOutputStream out = parts.pendingFile(makeQualified(path).toString(), key, finalKey.get());
     counters.filesWritten.incrementAndGet();
     return new FSDataOutputStream(out, statistics);
-  }
-
-  /**
-   * Where a file created under a temporary directory will end up: Hive's staged files as Hive will
-   * name them (which may take a LIST, see {@link HiveStaging}), others by the rules alone.
-   */
-  private Optional<String> predictFinalKey(String key) throws IOException {
-    if (hiveStaging.isPresent() && HiveStaging.isStaged(key) && !shim.rules().isPlainFile(key)) {
-      return hiveStaging.get().predictFinalKey(key);
-    }
-    return shim.rules().predictFinalKey(key);
   }
 
   @Override
@@ -289,9 +183,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
       long blockSize,
       Progressable progress)
       throws IOException {
-    forgetAbsent();
-    if (!temporary(keyOf(path))) {
-      wrote(keyOf(path));
+    if (!temporary(creating(path))) {
       return super.createNonRecursive(
           path, permission, flags, bufferSize, replication, blockSize, progress);
     }
@@ -307,63 +199,86 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   /**
    * S3A's builder creates its files without calling {@link #create}, so under temporary directories
-   * the builder is one that does, with the caller's options; elsewhere it is S3A's own.
+   * the builder is one that does, with the caller's options; elsewhere it is S3A's own, which waits
+   * here for the completions it depends on.
    */
   @Override
   @SuppressWarnings("rawtypes") // the raw type of FileSystem's signature
   public FSDataOutputStreamBuilder createFile(Path path) {
-    forgetAbsent();
-    if (!temporary(keyOf(path))) {
-      wrote(keyOf(path));
-      return super.createFile(path);
+    if (temporary(keyOf(path))) {
+      return new OwnCreateFileBuilder(this, makeQualified(path), "the rename shim");
     }
-    return new OwnCreateFileBuilder(this, makeQualified(path), "the rename shim");
+    try {
+      creating(path);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return super.createFile(path);
+  }
+
+  @Override
+  public void copyFromLocalFile(boolean delSrc, boolean overwrite, Path src, Path dst)
+      throws IOException {
+    creating(dst);
+    super.copyFromLocalFile(delSrc, overwrite, src, dst);
+  }
+
+  /**
+   * A temporary directory is one marker object, written without S3A's checks of every parent: a
+   * temporary path lies under the job's output, which the job has already checked.
+   */
+  @Override
+  public boolean mkdirs(Path path, FsPermission permission) throws IOException {
+    String key = creating(path);
+    if (!temporary(key)) {
+      return super.mkdirs(path, permission);
+    }
+    if (parts.records.known(key).isPresent()) {
+      throw new org.apache.hadoop.fs.FileAlreadyExistsException(
+          "cannot create directory " + makeQualified(path) + ": it is a pending file");
+    }
+    parts.gateway.putObject(key + "/", new byte[0], false);
+    parts.completions.afterTemporaryTreeChanged(key);
+    return true;
   }
 
   // ---- status and listings ----------------------------------------------------------------
 
   @Override
   public FileStatus getFileStatus(Path path) throws IOException {
-    forgetAbsent();
+    parts.checks.forget();
     String key = keyOf(path);
-    if (!temporary(key)) {
-      if (shim.enabled() && listings.knownAbsent(key)) {
-        rememberAbsent(key);
-        throw new FileNotFoundException("No such file or directory: " + makeQualified(path));
-      }
-      if (shim.enabled() && listings.knownDirectory(key)) {
-        // As S3A builds the status of a directory it finds by listing: no time, this user.
-        return new org.apache.hadoop.fs.s3a.S3AFileStatus(
-            org.apache.hadoop.fs.s3a.Tristate.UNKNOWN, makeQualified(path), getUsername());
-      }
-      try {
-        return super.getFileStatus(path);
-      } catch (FileNotFoundException e) {
-        rememberAbsent(key);
-        throw e;
-      }
+    if (!temporary(key) && parts.completions.directoryOfQueued(key)) {
+      counters.directoriesOfQueued.incrementAndGet();
+      return directoryStatus(path);
     }
-    return statuses.statusOf(path, key);
+    parts.completions.beforeUse(key);
+    if (temporary(key)) {
+      return parts.statuses.statusOf(path, key);
+    }
+    switch (parts.checks.answer(key)) {
+      case ABSENT:
+        throw new FileNotFoundException("No such file or directory: " + makeQualified(path));
+      case DIRECTORY:
+        return directoryStatus(path);
+      default:
+        try {
+          return super.getFileStatus(path);
+        } catch (FileNotFoundException e) {
+          parts.checks.foundAbsent(key);
+          throw e;
+        }
+    }
+  }
+
+  /** As S3A builds the status of a directory it finds by listing: no time, this user. */
+  private FileStatus directoryStatus(Path path) {
+    return new org.apache.hadoop.fs.s3a.S3AFileStatus(
+        org.apache.hadoop.fs.s3a.Tristate.UNKNOWN, makeQualified(path), getUsername());
   }
 
   @Override
   public boolean exists(Path path) throws IOException {
-    forgetAbsent();
-    String key = keyOf(path);
-    if (!temporary(key)) {
-      if (shim.enabled() && listings.knownAbsent(key)) {
-        rememberAbsent(key);
-        return false;
-      }
-      if (shim.enabled() && listings.knownDirectory(key)) {
-        return true;
-      }
-      boolean found = super.exists(path);
-      if (!found) {
-        rememberAbsent(key);
-      }
-      return found;
-    }
     try {
       getFileStatus(path);
       return true;
@@ -374,7 +289,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   @Override
   public boolean isFile(Path path) throws IOException {
-    if (!temporary(keyOf(path))) {
+    if (!temporary(use(path))) {
       return super.isFile(path);
     }
     return exists(path) && getFileStatus(path).isFile();
@@ -382,7 +297,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   @Override
   public boolean isDirectory(Path path) throws IOException {
-    if (!temporary(keyOf(path))) {
+    if (!temporary(use(path))) {
       return super.isDirectory(path);
     }
     return exists(path) && getFileStatus(path).isDirectory();
@@ -390,162 +305,111 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   @Override
   public FileStatus[] listStatus(Path path) throws IOException {
-    forgetAbsent();
+    String key = use(path);
     FileStatus[] listed = super.listStatus(path);
     if (!shim.enabled()) {
       return listed;
     }
-    String key = keyOf(path);
-    if (listed.length > 0 && temporary(key) && listings.enabled()) {
-      // Commit code lists a temporary directory before it moves its children into place, each
-      // after an existence check of its destination: one LIST of that directory answers them.
-      Optional<String> destination = destinationDirectoryOf(key);
-      if (destination.isPresent()) {
-        listings.list(destination.get());
-      }
+    if (listed.length > 0 && temporary(key)) {
+      parts.checks.temporaryListed(key);
     }
-    FileStatus[] resolved = new FileStatus[listed.length];
-    List<Integer> indexes = new ArrayList<>(listed.length);
-    for (int i = 0; i < listed.length; i++) {
-      indexes.add(i);
-    }
-    Tasks.runAll(
-        threads, "listing " + path, indexes, i -> resolved[i] = statuses.resolve(listed[i]));
-    return resolved;
+    return parts.statuses.resolveAll(listed, parts.threads, "listing " + path);
   }
 
   @Override
   public RemoteIterator<FileStatus> listStatusIterator(Path path) throws IOException {
+    use(path);
     RemoteIterator<FileStatus> listed = super.listStatusIterator(path);
-    return shim.enabled() ? ShimStatuses.mapped(listed, statuses::resolve) : listed;
+    return shim.enabled() ? ShimStatuses.mapped(listed, parts.statuses::resolve) : listed;
   }
 
   @Override
   public RemoteIterator<LocatedFileStatus> listFiles(Path path, boolean recursive)
       throws IOException {
+    use(path);
     RemoteIterator<LocatedFileStatus> listed = super.listFiles(path, recursive);
-    return shim.enabled() ? ShimStatuses.mapped(listed, statuses::resolveLocated) : listed;
+    return shim.enabled() ? ShimStatuses.mapped(listed, parts.statuses::resolveLocated) : listed;
   }
 
   @Override
   public RemoteIterator<LocatedFileStatus> listLocatedStatus(Path path) throws IOException {
+    use(path);
     RemoteIterator<LocatedFileStatus> listed = super.listLocatedStatus(path);
-    return shim.enabled() ? ShimStatuses.mapped(listed, statuses::resolveLocated) : listed;
+    return shim.enabled() ? ShimStatuses.mapped(listed, parts.statuses::resolveLocated) : listed;
   }
 
   @Override
   public ContentSummary getContentSummary(Path path) throws IOException {
-    if (!temporary(keyOf(path))) {
+    if (!temporary(use(path))) {
       return super.getContentSummary(path);
     }
-    return statuses.summaryOf(getFileStatus(path), listFiles(path, true));
-  }
-
-  /**
-   * A temporary directory is one marker object, written without S3A's checks of every parent: a
-   * temporary path lies under the job's output, which the job has already checked.
-   */
-  @Override
-  public boolean mkdirs(Path path, FsPermission permission) throws IOException {
-    forgetAbsent();
-    String key = keyOf(path);
-    if (!temporary(key)) {
-      wrote(key);
-      return super.mkdirs(path, permission);
-    }
-    if (records.known(key).isPresent()) {
-      throw new org.apache.hadoop.fs.FileAlreadyExistsException(
-          "cannot create directory " + makeQualified(path) + ": it is a pending file");
-    }
-    gateway.putObject(key + "/", new byte[0], false);
-    return true;
+    return parts.statuses.summaryOf(getFileStatus(path), listFiles(path, true));
   }
 
   // ---- reading ----------------------------------------------------------------------------
 
   @Override
   public FSDataInputStream open(Path path, int bufferSize) throws IOException {
-    refusePendingRead(path);
+    refusePendingRead(path, use(path));
     return super.open(path, bufferSize);
   }
 
   @Override
   public java.util.concurrent.CompletableFuture<FSDataInputStream> openFileWithOptions(
       Path path, OpenFileParameters parameters) throws IOException {
-    refusePendingRead(path);
+    refusePendingRead(path, use(path));
     return super.openFileWithOptions(path, parameters);
   }
 
-  private void refusePendingRead(Path path) throws IOException {
-    String key = keyOf(path);
+  private void refusePendingRead(Path path, String key) throws IOException {
     if (!temporary(key)) {
       return;
     }
-    Optional<ShimRecords.Found> found = records.find(key);
-    if (found.isEmpty() || !found.get().isRecord()) {
-      return;
+    Optional<ShimRecords.Found> found = parts.records.find(key);
+    if (found.isPresent() && found.get().isRecord()) {
+      counters.pendingReadsRefused.incrementAndGet();
+      throw PendingFileNotReadableException.of(
+          makeQualified(path), "s3a://" + getBucket() + "/" + found.get().record().key());
     }
-    counters.pendingReadsRefused.incrementAndGet();
-    throw new PendingFileNotReadableException(
-        "cannot read "
-            + makeQualified(path)
-            + ": it is a pending upload to s3a://"
-            + getBucket()
-            + "/"
-            + found.get().record().key()
-            + " whose data becomes readable only when the commit renames it into place."
-            + " Engines that read task output before the commit need it written plainly:"
-            + " for Hive set hive.merge.mapfiles=false and hive.merge.mapredfiles=false;"
-            + " otherwise list the file name in "
-            + ShimConfig.PLAIN_FILES
-            + " or leave this bucket out of "
-            + ShimConfig.BUCKETS);
   }
 
-  // ---- renaming ---------------------------------------------------------------------------
+  // ---- renaming and deleting --------------------------------------------------------------
 
   @Override
   public boolean rename(Path src, Path dst) throws IOException {
     String dstKey = keyOf(dst);
-    boolean destinationAbsent = takeAbsent(dstKey);
+    boolean destinationAbsent = parts.checks.takeAbsent(dstKey);
     String srcKey = keyOf(src);
+    parts.completions.beforeUse(srcKey);
+    parts.completions.beforeUse(dstKey);
     // Whatever lands, and even when the rename fails half-way, the destination may now exist,
     // and the source, with the directories it alone made, may not.
-    wrote(dstKey);
-    removed(srcKey);
+    parts.checks.wrote(dstKey);
+    parts.checks.removed(srcKey);
     try {
       if (!temporary(srcKey)) {
         return super.rename(src, dst);
       }
-      return renames.rename(src, srcKey, dstKey, destinationAbsent);
+      return parts.renames.rename(src, srcKey, dstKey, destinationAbsent);
     } finally {
-      wrote(dstKey);
+      parts.checks.wrote(dstKey);
     }
   }
-
-  // ---- deleting ---------------------------------------------------------------------------
 
   @Override
   public boolean delete(Path path, boolean recursive) throws IOException {
-    forgetAbsent();
+    String key = use(path);
     if (!shim.enabled()) {
       return super.delete(path, recursive);
     }
-    String key = keyOf(path);
-    removed(key);
+    parts.checks.removed(key);
     try {
-      return deletes.delete(path, key, recursive, super::delete);
+      boolean deleted = parts.deletes.delete(path, key, recursive, super::delete);
+      parts.completions.afterTemporaryTreeChanged(key);
+      return deleted;
     } finally {
-      removed(key);
+      parts.checks.removed(key);
     }
-  }
-
-  @Override
-  public void copyFromLocalFile(boolean delSrc, boolean overwrite, Path src, Path dst)
-      throws IOException {
-    forgetAbsent();
-    wrote(keyOf(dst));
-    super.copyFromLocalFile(delSrc, overwrite, src, dst);
   }
 
   // ---- plumbing ---------------------------------------------------------------------------
@@ -553,16 +417,22 @@ public class RenameShimFileSystem extends S3AFileSystem {
   @Override
   public void close() throws IOException {
     try {
-      if (counters.misses() > 0 || counters.missesRefused() > 0) {
-        LOG.warn("rename shim for s3a://{}: {}", getBucket(), counters);
-      } else if (counters.filesWritten() > 0) {
-        LOG.info("rename shim for s3a://{}: {}", getBucket(), counters);
-      }
-      if (threads != null) {
-        threads.close();
+      if (parts != null) {
+        parts.completions.awaitAll();
       }
     } finally {
-      super.close();
+      try {
+        if (counters.misses() > 0 || counters.missesRefused() > 0) {
+          LOG.warn("rename shim for s3a://{}: {}", getBucket(), counters);
+        } else if (counters.filesWritten() > 0) {
+          LOG.info("rename shim for s3a://{}: {}", getBucket(), counters);
+        }
+        if (parts != null) {
+          parts.threads.close();
+        }
+      } finally {
+        super.close();
+      }
     }
   }
 }

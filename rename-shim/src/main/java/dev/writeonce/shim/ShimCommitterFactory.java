@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * The committer factory for {@code s3a://} where the rename shim is in place: Hadoop's own
  * FileOutputCommitter, as S3A's factory gives with its default settings, without its warning that
  * the committer is slow and unsafe. Through the shim its renames complete multipart uploads and
- * copy nothing, so this says once per process what happens instead. Set with {@code
+ * copy nothing, so this says once per process what happens instead. Its job commit returns only
+ * once the completions its merge queued have run. Set with {@code
  * mapreduce.outputcommitter.factory.scheme.s3a}.
  */
 public final class ShimCommitterFactory extends PathOutputCommitterFactory {
@@ -32,7 +33,19 @@ public final class ShimCommitterFactory extends PathOutputCommitterFactory {
               + " files' multipart uploads and copy nothing (said once per process)",
           outputPath);
     }
-    return new FileOutputCommitter(outputPath, context);
+    return new FileOutputCommitter(outputPath, context) {
+      @Override
+      public void commitJob(org.apache.hadoop.mapreduce.JobContext job) throws IOException {
+        super.commitJob(job);
+        // The job commit's merge queues its completions; wait for them even where the commit
+        // ends with no call that waits (no _SUCCESS, cleanup skipped).
+        if (outputPath != null
+            && outputPath.getFileSystem(job.getConfiguration())
+                instanceof RenameShimFileSystem shim) {
+          shim.awaitCompletions(outputPath);
+        }
+      }
+    };
   }
 
   /** Whether this process has said it; for tests. */

@@ -25,7 +25,8 @@ public record ShimConfig(
     ShimRules rules,
     OnMiss onMiss,
     long insertWaitMillis,
-    long listingWindowMillis) {
+    long listingWindowMillis,
+    boolean queueCompletions) {
 
   /** What a rename does when the rules predicted another name for the file (a miss). */
   public enum OnMiss {
@@ -97,6 +98,25 @@ public record ShimConfig(
 
   public static final String LISTING_WINDOW_DEFAULT = "1s";
 
+  /**
+   * Whether FileOutputCommitter v1's job commit queues the completions of the files it merges and
+   * waits for them at the next call that could observe them ({@link QueuedCompletions}), instead of
+   * one round trip per file. Off by itself where FileOutputCommitter's job commit makes no such
+   * call: without {@code _SUCCESS} and with its cleanup skipped or its failures ignored.
+   */
+  public static final String QUEUE_COMPLETIONS = PREFIX + "queue-completions";
+
+  public static final boolean QUEUE_COMPLETIONS_DEFAULT = true;
+
+  /** Whether FileOutputCommitter's job commit ends with a call that waits for its completions. */
+  static boolean jobCommitEndsWithABarrier(Configuration conf) {
+    boolean success = conf.getBoolean("mapreduce.fileoutputcommitter.marksuccessfuljobs", true);
+    boolean cleanup =
+        !conf.getBoolean("mapreduce.fileoutputcommitter.cleanup.skipped", false)
+            && !conf.getBoolean("mapreduce.fileoutputcommitter.cleanup-failures.ignored", false);
+    return success || cleanup;
+  }
+
   public static ShimConfig from(Configuration conf, String bucket) {
     boolean enabled = conf.getBoolean(ENABLED, ENABLED_DEFAULT);
     Set<String> buckets = new LinkedHashSet<>(conf.getTrimmedStringCollection(BUCKETS));
@@ -113,7 +133,9 @@ public record ShimConfig(
             rules, pattern(PLAIN_FILES, conf.getTrimmed(PLAIN_FILES, PLAIN_FILES_DEFAULT))),
         onMiss(conf.getTrimmed(ON_MISS, ON_MISS_DEFAULT)),
         duration(conf, INSERT_WAIT, INSERT_WAIT_DEFAULT, "30m, 2h or 1d", "do not wait"),
-        duration(conf, LISTING_WINDOW, LISTING_WINDOW_DEFAULT, "500ms, 1s or 5s", "no listing"));
+        duration(conf, LISTING_WINDOW, LISTING_WINDOW_DEFAULT, "500ms, 1s or 5s", "no listing"),
+        conf.getBoolean(QUEUE_COMPLETIONS, QUEUE_COMPLETIONS_DEFAULT)
+            && jobCommitEndsWithABarrier(conf));
   }
 
   private static long duration(

@@ -38,6 +38,39 @@ final class ShimRenames {
     void mkdirs(String key) throws IOException;
   }
 
+  /** A function of two keys that may fail. */
+  @FunctionalInterface
+  interface KeyRename {
+    boolean rename(String fromKey, String toKey) throws IOException;
+  }
+
+  /** A function of one key that may fail. */
+  @FunctionalInterface
+  interface KeyAction {
+    void apply(String key) throws IOException;
+  }
+
+  static Plain plain(KeyRename rename, KeyAction mkdirs) {
+    return new Plain() {
+      @Override
+      public boolean rename(String fromKey, String toKey) throws IOException {
+        return rename.rename(fromKey, toKey);
+      }
+
+      @Override
+      public void mkdirs(String key) throws IOException {
+        mkdirs.apply(key);
+      }
+    };
+  }
+
+  /**
+   * A file of a task that FileOutputCommitter v1 committed ({@code _temporary/<n>/task_<id>/}),
+   * which its job commit merges into place: the one rename whose completion is queued.
+   */
+  private static final java.util.regex.Pattern COMMITTED_TASK_FILE =
+      java.util.regex.Pattern.compile("^(?:.*/)?_temporary/\\d+/task_[^/]+/.+$");
+
   private final StoreGateway gateway;
   private final String bucket;
   private final ShimConfig shim;
@@ -46,6 +79,7 @@ final class ShimRenames {
   private final ShimMisses misses;
   private final ShimStatistics counters;
   private final WorkerPool pool;
+  private final QueuedCompletions completions;
   private final Plain plain;
   private final Set<String> missesReported = ConcurrentHashMap.newKeySet();
 
@@ -57,6 +91,7 @@ final class ShimRenames {
       ShimMisses misses,
       ShimStatistics counters,
       WorkerPool pool,
+      QueuedCompletions completions,
       Plain plain) {
     this.gateway = gateway;
     this.bucket = gateway.bucket();
@@ -66,6 +101,7 @@ final class ShimRenames {
     this.misses = misses;
     this.counters = counters;
     this.pool = pool;
+    this.completions = completions;
     this.plain = plain;
   }
 
@@ -100,8 +136,9 @@ final class ShimRenames {
       return false;
     }
     if (file != null) {
-      move(srcKey, file, target.get());
-      records.delete(List.of(srcKey));
+      if (!move(srcKey, file, target.get(), queueable(srcKey))) {
+        records.delete(List.of(srcKey));
+      }
     } else {
       renameDirectory(srcKey, under, target.get());
     }
@@ -137,12 +174,28 @@ final class ShimRenames {
     return Optional.of(dstKey);
   }
 
-  /** Puts one pending file at a new key; the caller deletes the old record. */
-  private void move(String srcKey, PendingFile file, String targetKey) throws IOException {
+  /**
+   * Whether the completion of a rename from this key may be queued ({@link QueuedCompletions}):
+   * FileOutputCommitter v1's job commit merging a committed task's file, outside Hive's staging.
+   */
+  private boolean queueable(String srcKey) {
+    return shim.queueCompletions()
+        && COMMITTED_TASK_FILE.matcher(srcKey).matches()
+        && !ShimRules.HIVE.temporary().matcher(srcKey).find();
+  }
+
+  /**
+   * Puts one pending file at a new key. The caller deletes the old record, unless the completion
+   * was queued: then the barrier deletes it once the completion succeeded.
+   *
+   * @return whether the completion was queued
+   */
+  private boolean move(String srcKey, PendingFile file, String targetKey, boolean queueable)
+      throws IOException {
     if (temporary.test(targetKey)) {
       records.write(targetKey, file);
       counters.recordsMoved.incrementAndGet();
-      return;
+      return false;
     }
     if (!file.closed()) {
       throw new IOException(
@@ -158,12 +211,23 @@ final class ShimRenames {
               + " is incomplete. Delete the path to abort the upload.");
     }
     PendingUpload upload = file.upload();
-    if (targetKey.equals(file.key())) {
-      completeOnce(upload);
-      counters.uploadsCompleted.incrementAndGet();
-      return;
+    if (!targetKey.equals(file.key())) {
+      miss(srcKey, upload, targetKey);
+      return false;
     }
-    miss(srcKey, upload, targetKey);
+    if (queueable) {
+      completions.queue(
+          srcKey,
+          targetKey,
+          () -> {
+            completeOnce(upload);
+            counters.uploadsCompleted.incrementAndGet();
+          });
+      return true;
+    }
+    completeOnce(upload);
+    counters.uploadsCompleted.incrementAndGet();
+    return false;
   }
 
   /** Whether a key names a file Hive renamed to keep an existing one: {@code <name>_copy_<K>}. */
@@ -286,7 +350,7 @@ final class ShimRenames {
           String target = targetKey + key.substring(srcKey.length());
           Optional<PendingFile> file = records.recordOf(key, object.size(), object.etag());
           if (file.isPresent()) {
-            move(key, file.get(), target);
+            move(key, file.get(), target, false);
             consumed.add(key);
           } else {
             counters.plainRenames.incrementAndGet();

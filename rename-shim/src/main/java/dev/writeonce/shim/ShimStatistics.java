@@ -20,6 +20,9 @@ public final class ShimStatistics {
   final AtomicLong destinationListings = new AtomicLong();
   final AtomicLong destinationChecksFromListing = new AtomicLong();
   final AtomicLong destinationDirectoriesFromListing = new AtomicLong();
+  final AtomicLong completionsQueued = new AtomicLong();
+  final AtomicLong barriers = new AtomicLong();
+  final AtomicLong directoriesOfQueued = new AtomicLong();
 
   /** Files written as pending uploads. */
   public long filesWritten() {
@@ -89,6 +92,21 @@ public final class ShimStatistics {
     return destinationDirectoriesFromListing.get();
   }
 
+  /** Completions that renames into place queued instead of waiting for. */
+  public long completionsQueued() {
+    return completionsQueued.get();
+  }
+
+  /** Calls that waited for queued completions before they went on. */
+  public long barriers() {
+    return barriers.get();
+  }
+
+  /** Statuses of directories above queued destinations, answered without waiting or a request. */
+  public long directoriesOfQueued() {
+    return directoriesOfQueued.get();
+  }
+
   public Map<String, Long> asMap() {
     Map<String, Long> map = new LinkedHashMap<>();
     map.put("files_written", filesWritten());
@@ -104,6 +122,9 @@ public final class ShimStatistics {
     map.put("destination_listings", destinationListings());
     map.put("destination_checks_from_listing", destinationChecksFromListing());
     map.put("destination_directories_from_listing", destinationDirectoriesFromListing());
+    map.put("completions_queued", completionsQueued());
+    map.put("barriers", barriers());
+    map.put("directories_of_queued", directoriesOfQueued());
     return map;
   }
 

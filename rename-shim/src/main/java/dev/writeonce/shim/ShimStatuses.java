@@ -1,12 +1,16 @@
 package dev.writeonce.shim;
 
+import dev.writeonce.core.engine.Tasks;
+import dev.writeonce.core.engine.WorkerPool;
 import dev.writeonce.core.model.PendingFile;
 import dev.writeonce.core.store.KeyProbe;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.hadoop.fs.ContentSummary;
@@ -103,6 +107,17 @@ final class ShimStatuses {
 
   interface StatusMapper<T> {
     T apply(T status) throws IOException;
+  }
+
+  /** Resolves a listing's statuses in parallel: records of pending files are read at once. */
+  FileStatus[] resolveAll(FileStatus[] listed, WorkerPool pool, String what) throws IOException {
+    FileStatus[] resolved = new FileStatus[listed.length];
+    List<Integer> indexes = new ArrayList<>(listed.length);
+    for (int i = 0; i < listed.length; i++) {
+      indexes.add(i);
+    }
+    Tasks.runAll(pool, what, indexes, i -> resolved[i] = resolve(listed[i]));
+    return resolved;
   }
 
   static <T> RemoteIterator<T> mapped(RemoteIterator<T> source, StatusMapper<T> mapper) {
