@@ -93,7 +93,7 @@ final class DestinationChecks {
     if (listings.enabled()) {
       Optional<String> destination = destinationDirectoryOf(temporaryKey);
       if (destination.isPresent()) {
-        listings.list(destination.get());
+        listings.listUnlessFresh(destination.get());
       }
     }
   }

@@ -69,6 +69,23 @@ final class DestinationListings {
   }
 
   /**
+   * Lists a destination directory unless a listing of it is still within the window: the merges of
+   * a job's tasks into one directory share its listing.
+   */
+  void listUnlessFresh(String directoryKey) throws StoreException {
+    if (!enabled()) {
+      return;
+    }
+    Listing listing = byDirectory.get(directoryKey.isEmpty() ? "" : directoryKey + "/");
+    long now = nanoClock.getAsLong();
+    if (listing != null && now - listing.listedAtNanos() < windowNanos) {
+      listing.usedAtNanos().set(now);
+      return;
+    }
+    list(directoryKey);
+  }
+
+  /**
    * Lists a destination directory, in one LIST of at most one page, for the existence checks of its
    * children that follow. A directory of more children is not kept: those checks go to the store.
    */
@@ -117,9 +134,10 @@ final class DestinationListings {
   }
 
   /**
-   * Whether a fresh listing of the key's directory shows no child of its name, and this instance
-   * has written nothing at, under or above the key since the window began. A listing past the
-   * window that a check used within the window (a merge still going) is read again: one LIST.
+   * Whether a fresh listing of the key's directory shows no child of its name, this instance has
+   * written nothing at or under the key, and nothing above it since the listing was sent. A listing
+   * past the window that a check used within the window (a merge still going) is read again: one
+   * LIST.
    */
   boolean knownAbsent(String key) throws StoreException {
     if (!enabled() || key.isEmpty()) {
@@ -136,8 +154,11 @@ final class DestinationListings {
       return false;
     }
     for (String above = parentOf(key); above != null; above = parentOf(above)) {
-      if (written.containsKey(above)) {
-        return false; // a directory renamed or copied onto an ancestor brought its children
+      Long at = written.get(above);
+      if (at != null && at - listing.listedAtNanos() >= 0) {
+        // A directory renamed or copied onto an ancestor brought children this listing, sent
+        // before that rename ended, may not show; one that ended before it is in the listing.
+        return false;
       }
     }
     counters.destinationChecksFromListing.incrementAndGet();

@@ -88,6 +88,34 @@ class DestinationListingsTest {
   }
 
   @Test
+  void aDirectoryRenamedIntoPlaceBeforeTheListingWasSentIsShownByIt() throws Exception {
+    // FileOutputCommitter's merge of a first task moves a partition directory whole; the merges of
+    // later tasks list it afterwards, and that listing shows what the rename brought.
+    listings.wrote("out/p=1");
+    advanceMillis(1);
+    listings.list("out/p=1");
+    assertThat(listings.knownAbsent("out/p=1/part-2")).isTrue();
+
+    listings.wrote("out/p=1"); // renamed onto again, after the listing
+    assertThat(listings.knownAbsent("out/p=1/part-3")).isFalse();
+  }
+
+  @Test
+  void theMergesOfSeveralTasksIntoOneDirectoryShareItsListingWithinTheWindow() throws Exception {
+    listings.listUnlessFresh("out/p=1");
+    listings.wrote("out/p=1/part-0"); // the first task's file
+    advanceMillis(WINDOW_MILLIS / 2);
+    listings.listUnlessFresh("out/p=1"); // the second task's merge
+    assertThat(lists()).isEqualTo(1);
+    assertThat(listings.knownAbsent("out/p=1/part-1")).isTrue();
+    assertThat(listings.knownAbsent("out/p=1/part-0")).isFalse();
+
+    advanceMillis(WINDOW_MILLIS);
+    listings.listUnlessFresh("out/p=1");
+    assertThat(lists()).isEqualTo(2);
+  }
+
+  @Test
   void aDirectoryOfMoreThanOnePageIsNotKept() throws Exception {
     for (int i = 0; i < DestinationListings.MAX_CHILDREN; i++) {
       store.putObject("big/part-" + i, new byte[] {1}, false);
