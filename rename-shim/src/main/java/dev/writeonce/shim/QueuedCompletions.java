@@ -94,14 +94,24 @@ final class QueuedCompletions {
 
   private final WorkerPool pool;
   private final RecordDeletes recordDeletes;
+  private final java.util.function.Consumer<String> landed;
   private final ShimStatistics counters;
   private final String bucket;
   private final Map<String, Batch> batches = new ConcurrentHashMap<>();
 
+  /**
+   * @param landed told each destination once its completion went through, so that listings sent
+   *     before it are not trusted for it
+   */
   QueuedCompletions(
-      WorkerPool pool, RecordDeletes recordDeletes, ShimStatistics counters, String bucket) {
+      WorkerPool pool,
+      RecordDeletes recordDeletes,
+      java.util.function.Consumer<String> landed,
+      ShimStatistics counters,
+      String bucket) {
     this.pool = pool;
     this.recordDeletes = recordDeletes;
+    this.landed = landed;
     this.counters = counters;
     this.bucket = bucket;
   }
@@ -139,6 +149,7 @@ final class QueuedCompletions {
       throws IOException {
     try {
       completion.run();
+      landed.accept(destinationKey);
       synchronized (batch) {
         batch.completedRecords.add(sourceKey);
       }

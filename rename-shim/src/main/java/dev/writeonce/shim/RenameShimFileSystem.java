@@ -114,6 +114,10 @@ public class RenameShimFileSystem extends S3AFileSystem {
     return counters;
   }
 
+  Path pathOf(String key) {
+    return keyToQualifiedPath(key);
+  }
+
   String keyOf(Path path) {
     return pathToKey(makeQualified(path));
   }
@@ -143,6 +147,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
     parts.checks.forget();
     String key = keyOf(path);
     parts.completions.beforeCreate(key, temporary(key));
+    parts.trees.wrote(key);
     if (!temporary(key)) {
       parts.checks.wrote(key);
     }
@@ -250,7 +255,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
     String key = keyOf(path);
     if (!temporary(key) && parts.completions.directoryOfQueued(key)) {
       counters.directoriesOfQueued.incrementAndGet();
-      return directoryStatus(path);
+      return parts.statuses.directory(path);
     }
     parts.completions.beforeUse(key);
     if (temporary(key)) {
@@ -260,7 +265,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
       case ABSENT:
         throw new FileNotFoundException("No such file or directory: " + makeQualified(path));
       case DIRECTORY:
-        return directoryStatus(path);
+        return parts.statuses.directory(path);
       default:
         try {
           return super.getFileStatus(path);
@@ -269,12 +274,6 @@ public class RenameShimFileSystem extends S3AFileSystem {
           throw e;
         }
     }
-  }
-
-  /** As S3A builds the status of a directory it finds by listing: no time, this user. */
-  private FileStatus directoryStatus(Path path) {
-    return new org.apache.hadoop.fs.s3a.S3AFileStatus(
-        org.apache.hadoop.fs.s3a.Tristate.UNKNOWN, makeQualified(path), getUsername());
   }
 
   @Override
@@ -306,7 +305,12 @@ public class RenameShimFileSystem extends S3AFileSystem {
   @Override
   public FileStatus[] listStatus(Path path) throws IOException {
     String key = use(path);
-    FileStatus[] listed = super.listStatus(path);
+    Optional<CommittedTaskTrees.Children> children =
+        temporary(key) ? parts.trees.children(key) : Optional.empty();
+    FileStatus[] listed =
+        children.isPresent()
+            ? parts.statuses.listed(children.get(), this::pathOf)
+            : super.listStatus(path);
     if (!shim.enabled()) {
       return listed;
     }
@@ -386,6 +390,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
     // and the source, with the directories it alone made, may not.
     parts.checks.wrote(dstKey);
     parts.checks.removed(srcKey);
+    parts.trees.wrote(dstKey);
     try {
       if (!temporary(srcKey)) {
         return super.rename(src, dst);
@@ -393,6 +398,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
       return parts.renames.rename(src, srcKey, dstKey, destinationAbsent);
     } finally {
       parts.checks.wrote(dstKey);
+      parts.trees.removed(srcKey);
     }
   }
 
@@ -404,6 +410,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
     }
     parts.checks.removed(key);
     try {
+      parts.trees.removed(key);
       boolean deleted = parts.deletes.delete(path, key, recursive, super::delete);
       parts.completions.afterTemporaryTreeChanged(key);
       return deleted;

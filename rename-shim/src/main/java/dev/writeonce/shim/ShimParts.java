@@ -23,6 +23,7 @@ final class ShimParts {
   final ShimDeletes deletes;
   final ShimStatuses statuses;
   final DestinationChecks checks;
+  final CommittedTaskTrees trees;
 
   ShimParts(
       RenameShimFileSystem fs,
@@ -46,16 +47,26 @@ final class ShimParts {
             : Optional.empty();
     ShimMisses misses = new ShimMisses(gateway, shim.rules(), gateway.storeClock());
     records = new ShimRecords(gateway, counters);
-    completions = new QueuedCompletions(threads, records::delete, counters, bucket);
-    renames =
-        new ShimRenames(
-            gateway, shim, fs::temporary, records, misses, counters, threads, completions, plain);
-    statuses = new ShimStatuses(fs, gateway, records, user);
     checks =
         new DestinationChecks(
             shim,
             new DestinationListings(
                 gateway, shim.listingWindowMillis(), System::nanoTime, counters));
+    completions = new QueuedCompletions(threads, records::delete, checks::wrote, counters, bucket);
+    trees = new CommittedTaskTrees(gateway, shim.listingWindowMillis(), System::nanoTime);
+    renames =
+        new ShimRenames(
+            gateway,
+            shim,
+            fs::temporary,
+            records,
+            misses,
+            counters,
+            threads,
+            completions,
+            trees,
+            plain);
+    statuses = new ShimStatuses(fs, gateway, records, user);
     deletes = new ShimDeletes(gateway, records, misses, fs::temporary, counters, threads);
   }
 

@@ -80,6 +80,7 @@ final class ShimRenames {
   private final ShimStatistics counters;
   private final WorkerPool pool;
   private final QueuedCompletions completions;
+  private final CommittedTaskTrees trees;
   private final Plain plain;
   private final Set<String> missesReported = ConcurrentHashMap.newKeySet();
 
@@ -92,6 +93,7 @@ final class ShimRenames {
       ShimStatistics counters,
       WorkerPool pool,
       QueuedCompletions completions,
+      CommittedTaskTrees trees,
       Plain plain) {
     this.gateway = gateway;
     this.bucket = gateway.bucket();
@@ -102,6 +104,7 @@ final class ShimRenames {
     this.counters = counters;
     this.pool = pool;
     this.completions = completions;
+    this.trees = trees;
     this.plain = plain;
   }
 
@@ -116,7 +119,8 @@ final class ShimRenames {
     PendingFile file = records.known(srcKey).orElse(null);
     List<ObjectInfo> under = List.of();
     if (file == null) {
-      under = gateway.listObjects(srcKey + "/");
+      Optional<List<ObjectInfo>> known = trees.objectsUnder(srcKey);
+      under = known.isPresent() ? known.get() : gateway.listObjects(srcKey + "/");
       if (under.isEmpty()) {
         Optional<ShimRecords.Found> found = records.find(srcKey);
         if (found.isEmpty()) {
@@ -341,6 +345,10 @@ final class ShimRenames {
         files.add(object);
       }
     }
+    // Completions to queue are queued by this thread, never by the pool's own workers, which a
+    // full queue would make wait for work that only they can run.
+    List<Runnable> toQueue = Collections.synchronizedList(new ArrayList<>());
+    List<IOException> queueFailures = Collections.synchronizedList(new ArrayList<>());
     Tasks.runAll(
         pool,
         "renaming s3a://" + bucket + "/" + srcKey,
@@ -349,17 +357,31 @@ final class ShimRenames {
           String key = object.key();
           String target = targetKey + key.substring(srcKey.length());
           Optional<PendingFile> file = records.recordOf(key, object.size(), object.etag());
-          if (file.isPresent()) {
-            move(key, file.get(), target, false);
-            consumed.add(key);
-          } else {
+          if (file.isEmpty()) {
             counters.plainRenames.incrementAndGet();
             if (!plain.rename(key, target)) {
               throw new IOException(
                   "rename s3a://" + bucket + "/" + key + " to " + target + " failed");
             }
+          } else if (queueable(key) && file.get().closed() && target.equals(file.get().key())) {
+            toQueue.add(
+                () -> {
+                  try {
+                    move(key, file.get(), target, true);
+                  } catch (IOException e) {
+                    queueFailures.add(e);
+                  }
+                });
+          } else if (!move(key, file.get(), target, false)) {
+            consumed.add(key);
           }
         });
+    for (Runnable queue : toQueue) {
+      queue.run();
+    }
+    if (!queueFailures.isEmpty()) {
+      throw queueFailures.get(0);
+    }
     if (files.isEmpty()) {
       plain.mkdirs(targetKey);
     }

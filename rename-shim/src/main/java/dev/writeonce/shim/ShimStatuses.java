@@ -109,6 +109,39 @@ final class ShimStatuses {
     T apply(T status) throws IOException;
   }
 
+  /** As S3A builds the status of a directory it finds by listing: no time, this user. */
+  FileStatus directory(Path path) {
+    return new org.apache.hadoop.fs.s3a.S3AFileStatus(
+        org.apache.hadoop.fs.s3a.Tristate.UNKNOWN, fs.makeQualified(path), user);
+  }
+
+  /**
+   * The statuses S3A's listing would give for a directory's children: files with their length, time
+   * and ETag, subdirectories without a time.
+   */
+  FileStatus[] listed(
+      CommittedTaskTrees.Children children, java.util.function.Function<String, Path> pathOf) {
+    List<FileStatus> statuses = new ArrayList<>();
+    for (ObjectInfo file : children.files()) {
+      Path path = pathOf.apply(file.key());
+      statuses.add(
+          new org.apache.hadoop.fs.s3a.S3AFileStatus(
+              file.size(),
+              file.lastModifiedMillis(),
+              path,
+              fs.getDefaultBlockSize(path),
+              user,
+              file.etag(),
+              null));
+    }
+    for (String directory : children.directories()) {
+      statuses.add(
+          new org.apache.hadoop.fs.s3a.S3AFileStatus(
+              org.apache.hadoop.fs.s3a.Tristate.UNKNOWN, pathOf.apply(directory), user));
+    }
+    return statuses.toArray(new FileStatus[0]);
+  }
+
   /** Resolves a listing's statuses in parallel: records of pending files are read at once. */
   FileStatus[] resolveAll(FileStatus[] listed, WorkerPool pool, String what) throws IOException {
     FileStatus[] resolved = new FileStatus[listed.length];

@@ -22,7 +22,8 @@ class QueuedCompletionsTest {
   private final ShimStatistics counters = new ShimStatistics();
   private final List<List<String>> recordDeletes = Collections.synchronizedList(new ArrayList<>());
   private final QueuedCompletions completions =
-      new QueuedCompletions(pool, keys -> recordDeletes.add(List.copyOf(keys)), counters, "b");
+      new QueuedCompletions(
+          pool, keys -> recordDeletes.add(List.copyOf(keys)), key -> {}, counters, "b");
   private final CountDownLatch release = new CountDownLatch(1);
   private final List<String> completed = Collections.synchronizedList(new ArrayList<>());
 
