@@ -259,7 +259,12 @@ public class RenameShimFileSystem extends S3AFileSystem {
     }
     parts.completions.beforeUse(key);
     if (temporary(key)) {
-      return parts.statuses.statusOf(path, key);
+      try {
+        return parts.statuses.statusOf(path, key);
+      } catch (FileNotFoundException e) {
+        parts.checks.foundAbsent(key); // FileOutputCommitter's task commit renames there next
+        throw e;
+      }
     }
     switch (parts.checks.answer(key)) {
       case ABSENT:

@@ -43,6 +43,9 @@ final class ShimRecords {
   private final ShimStatistics counters;
   private final Map<String, Cached> records = new ConcurrentHashMap<>();
 
+  /** How many of the remembered records lie under each directory: those directories exist. */
+  private final Map<String, Integer> recordsUnder = new java.util.HashMap<>();
+
   ShimRecords(StoreGateway gateway, ShimStatistics counters) {
     this.gateway = gateway;
     this.counters = counters;
@@ -84,11 +87,35 @@ final class ShimRecords {
    * Records are consumed by renames and deletes, so the cache stays small; files that are never
    * renamed (abandoned attempts) would make it grow in a long-lived process, so it is bounded.
    */
-  private void remember(String key, Cached cached) {
+  private synchronized void remember(String key, Cached cached) {
     if (records.size() >= MAX_CACHED_RECORDS) {
       records.clear();
+      recordsUnder.clear();
     }
-    records.put(key, cached);
+    if (records.put(key, cached) == null) {
+      countUnder(key, 1);
+    }
+  }
+
+  /** Forgets a remembered record. */
+  private synchronized void drop(String key) {
+    if (records.remove(key) != null) {
+      countUnder(key, -1);
+    }
+  }
+
+  private void countUnder(String key, int change) {
+    for (int slash = key.lastIndexOf('/'); slash > 0; slash = key.lastIndexOf('/', slash - 1)) {
+      recordsUnder.merge(key.substring(0, slash), change, (a, b) -> a + b == 0 ? null : a + b);
+    }
+  }
+
+  /**
+   * Whether a directory holds a record this instance wrote or read and has not seen go: a task's
+   * attempt directory, whose existence its commit checks twice, is known without a request.
+   */
+  synchronized boolean holdsKnownRecords(String directoryKey) {
+    return recordsUnder.containsKey(directoryKey);
   }
 
   /** The record at a key as this instance knows it, without a request. */
@@ -129,13 +156,13 @@ final class ShimRecords {
     if (cached != null && etag != null && Etags.unquote(etag).equals(cached.etag())) {
       return Optional.of(cached.file());
     }
-    records.remove(key);
+    drop(key);
     return find(key).map(Found::record);
   }
 
   /** Forgets a record whose object another step deletes. */
   void forget(String key) {
-    records.remove(key);
+    drop(key);
   }
 
   /** Deletes records (and markers) in one DeleteObjects, even for one key. */
@@ -145,7 +172,7 @@ final class ShimRecords {
     }
     // DeleteObjects even for one key: the store's DeleteObject count stays that of data.
     gateway.deleteObjects(List.copyOf(keys));
-    keys.forEach(records::remove);
+    keys.forEach(this::drop);
   }
 
   private PendingFile parse(String key, byte[] body) throws IOException {

@@ -60,6 +60,9 @@ final class ShimStatuses {
     if (known.isPresent()) {
       return pendingStatus(path, known.get());
     }
+    if (records.holdsKnownRecords(key)) {
+      return new FileStatus(0, true, 1, 0, 0, fs.makeQualified(path));
+    }
     // One LIST tells a file from a directory; only a file small enough to be a record is read.
     KeyProbe probe = gateway.probe(key);
     if (probe.file().isPresent()) {

@@ -39,6 +39,18 @@ class ShimRecordsTest {
   }
 
   @Test
+  void theDirectoriesAboveAKnownRecordExistUntilItsRecordGoes() throws Exception {
+    written();
+    assertThat(records.holdsKnownRecords("out/_temporary/0/task_1/day=1")).isTrue();
+    assertThat(records.holdsKnownRecords("out/_temporary/0/task_1")).isTrue();
+    assertThat(records.holdsKnownRecords("out/_temporary/0/task_2")).isFalse();
+
+    records.delete(java.util.List.of(KEY));
+    assertThat(records.holdsKnownRecords("out/_temporary/0/task_1/day=1")).isFalse();
+    assertThat(records.holdsKnownRecords("out/_temporary")).isFalse();
+  }
+
+  @Test
   void aListedObjectWithAnotherEtagAtARecordsKeyIsReadAgain() throws Exception {
     written();
     // Another writer replaced the object since: its ETag differs, so the cache is not trusted.
