@@ -70,7 +70,13 @@ class HiveShimIT implements StoreLifecycle {
    * shim's bucket: objects it wrote (new keys, or new ETags) and objects that went away.
    */
   record Measured(
-      Statement statement, Traffic plain, Traffic shim, Set<String> written, Set<String> gone) {}
+      Statement statement,
+      Traffic plain,
+      Traffic shim,
+      Set<String> written,
+      Set<String> gone,
+      long plainMillis,
+      long shimMillis) {}
 
   @Override
   public void startOn(TestStore store) throws Exception {
@@ -428,9 +434,13 @@ class HiveShimIT implements StoreLifecycle {
   /** Runs a statement on the plain bucket, then on the shim's, and what it did to the latter. */
   private Measured measure(Statement statement, Engine engine) throws IOException {
     String warehouse = warehouse(engine);
+    long started = System.nanoTime();
     Traffic plain = run(plainBucket, engine, statement.sql());
+    long plainMillis = (System.nanoTime() - started) / 1_000_000;
     Map<String, String> before = dataEtags(shimBucket, warehouse);
+    started = System.nanoTime();
     Traffic shim = run(shimBucket, engine, statement.sql());
+    long shimMillis = (System.nanoTime() - started) / 1_000_000;
     Map<String, String> after = dataEtags(shimBucket, warehouse);
     Set<String> written = new TreeSet<>();
     after.forEach(
@@ -443,7 +453,7 @@ class HiveShimIT implements StoreLifecycle {
     gone.removeAll(after.keySet());
     LOG.info(
         "{} on {}: plain {}, shim {}, wrote {}", statement.label(), engine, plain, shim, written);
-    return new Measured(statement, plain, shim, written, gone);
+    return new Measured(statement, plain, shim, written, gone, plainMillis, shimMillis);
   }
 
   private void writeTable(Engine engine, List<Measured> measured) throws IOException {
@@ -451,27 +461,30 @@ class HiveShimIT implements StoreLifecycle {
     table.append(
         String.format(
             Locale.ROOT,
-            "Store: %s. Hive %s, %s local mode, text tables; one run.%n%n",
+            "Store: %s. Hive %s, %s local mode, text tables; one run. Wall time is the whole"
+                + " statement's, as the session runs it.%n%n",
             store().name(),
             HiveVersionInfo.getVersion(),
             engine == Engine.MR ? "MapReduce" : "Tez"));
     table.append(
-        "| Statement | Plain S3A: requests | COPY | DeleteObject | Shim: requests | COPY |"
-            + " DeleteObject | CompleteMultipartUpload |\n");
-    table.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        "| Statement | Plain S3A: requests | COPY | DeleteObject | wall s | Shim: requests | COPY |"
+            + " DeleteObject | CompleteMultipartUpload | wall s |\n");
+    table.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (Measured m : measured) {
       table.append(
           String.format(
               Locale.ROOT,
-              "| %s | %d | %d | %d | %d | %d | %d | %d |%n",
+              "| %s | %d | %d | %d | %.2f | %d | %d | %d | %d | %.2f |%n",
               m.statement().label(),
               m.plain().totalRequests(),
               m.plain().requests(S3Api.COPY_OBJECT),
               m.plain().requests(S3Api.DELETE_OBJECT),
+              m.plainMillis() / 1000.0,
               m.shim().totalRequests(),
               m.shim().requests(S3Api.COPY_OBJECT),
               m.shim().requests(S3Api.DELETE_OBJECT),
-              m.shim().requests(S3Api.COMPLETE_MULTIPART_UPLOAD)));
+              m.shim().requests(S3Api.COMPLETE_MULTIPART_UPLOAD),
+              m.shimMillis() / 1000.0));
     }
     Path out = Path.of("target", "hive-" + store().name() + "-" + engine.setting() + ".md");
     Files.writeString(out, table.toString());

@@ -440,7 +440,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
           LOG.info("rename shim for s3a://{}: {}", getBucket(), counters);
         }
         if (parts != null) {
-          parts.threads.close();
+          parts.close();
         }
       } finally {
         super.close();

@@ -16,6 +16,7 @@ final class ShimParts {
   final CommitterConfig config;
   final StoreGateway gateway;
   final UploadPool threads;
+  final UploadPool completionThreads;
   final Optional<HiveStaging> hiveStaging;
   final ShimRecords records;
   final QueuedCompletions completions;
@@ -41,6 +42,9 @@ final class ShimParts {
     config = CommitterConfig.from(conf);
     gateway = S3StoreGateway.forFileSystem(fs);
     threads = new UploadPool("rename shim for s3a://" + bucket, config.magicUploadThreads());
+    // Queued completions are the job commit's: as many threads as the committers' job commit.
+    completionThreads =
+        new UploadPool("rename shim completions for s3a://" + bucket, config.commitThreads());
     hiveStaging =
         shim.rules().names().contains(ShimRules.HIVE.name())
             ? Optional.of(new HiveStaging(gateway, bucket))
@@ -52,7 +56,8 @@ final class ShimParts {
             shim,
             new DestinationListings(
                 gateway, shim.listingWindowMillis(), System::nanoTime, counters));
-    completions = new QueuedCompletions(threads, records::delete, checks::wrote, counters, bucket);
+    completions =
+        new QueuedCompletions(completionThreads, records::delete, checks::wrote, counters, bucket);
     trees = new CommittedTaskTrees(gateway, shim.listingWindowMillis(), System::nanoTime);
     renames =
         new ShimRenames(
@@ -93,5 +98,11 @@ final class ShimParts {
         config.magicBuffersPerStream(),
         threads.pool(),
         records.keeperOf(key));
+  }
+
+  /** Stops the threads; what they still run is abandoned. */
+  void close() {
+    threads.close();
+    completionThreads.close();
   }
 }
