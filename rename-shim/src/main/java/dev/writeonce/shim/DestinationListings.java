@@ -140,6 +140,15 @@ final class DestinationListings {
    * LIST.
    */
   boolean knownAbsent(String key) throws StoreException {
+    if (!absent(key)) {
+      return false;
+    }
+    counters.destinationChecksFromListing.incrementAndGet();
+    return true;
+  }
+
+  /** {@link #knownAbsent} without counting it as a check answered. */
+  boolean absent(String key) throws StoreException {
     if (!enabled() || key.isEmpty()) {
       return false;
     }
@@ -161,7 +170,6 @@ final class DestinationListings {
         return false;
       }
     }
-    counters.destinationChecksFromListing.incrementAndGet();
     return true;
   }
 

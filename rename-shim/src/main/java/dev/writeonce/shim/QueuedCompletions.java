@@ -206,6 +206,12 @@ final class QueuedCompletions {
     }
   }
 
+  /** Before a rename: its source and its destination are both used. */
+  void beforeRename(String sourceKey, String destinationKey) throws IOException {
+    beforeUse(sourceKey);
+    beforeUse(destinationKey);
+  }
+
   /**
    * Before a create or mkdirs: waits for the roots it lies under, and keeps reporting their failure
    * while it is a create outside temporary directories.

@@ -7,6 +7,7 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.apache.hadoop.conf.Configuration;
@@ -126,10 +127,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
     return shim.enabled() && shim.rules().isTemporary(key);
   }
 
-  /**
-   * Waits for the completions queued under a directory and reports their first failure: what a job
-   * commit calls before it returns where no later call of it waits ({@link QueuedCompletions}).
-   */
+  /** Waits for the completions queued under a directory; see {@link QueuedCompletions}. */
   public void awaitCompletions(Path directory) throws IOException {
     parts.completions.awaitUnder(keyOf(directory));
   }
@@ -320,7 +318,8 @@ public class RenameShimFileSystem extends S3AFileSystem {
       return listed;
     }
     if (listed.length > 0 && temporary(key)) {
-      parts.checks.temporaryListed(key);
+      parts.checks.temporaryListed(
+          key, children.map(CommittedTaskTrees.Children::directories).orElse(List.of()));
     }
     return parts.statuses.resolveAll(listed, parts.threads, "listing " + path);
   }
@@ -389,8 +388,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
     String dstKey = keyOf(dst);
     boolean destinationAbsent = parts.checks.takeAbsent(dstKey);
     String srcKey = keyOf(src);
-    parts.completions.beforeUse(srcKey);
-    parts.completions.beforeUse(dstKey);
+    parts.completions.beforeRename(srcKey, dstKey);
     // Whatever lands, and even when the rename fails half-way, the destination may now exist,
     // and the source, with the directories it alone made, may not.
     parts.checks.wrote(dstKey);
@@ -410,12 +408,12 @@ public class RenameShimFileSystem extends S3AFileSystem {
   @Override
   public boolean delete(Path path, boolean recursive) throws IOException {
     String key = use(path);
+    parts.trees.removed(key);
     if (!shim.enabled()) {
       return super.delete(path, recursive);
     }
     parts.checks.removed(key);
     try {
-      parts.trees.removed(key);
       boolean deleted = parts.deletes.delete(path, key, recursive, super::delete);
       parts.completions.afterTemporaryTreeChanged(key);
       return deleted;

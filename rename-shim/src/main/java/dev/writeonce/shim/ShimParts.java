@@ -55,7 +55,8 @@ final class ShimParts {
         new DestinationChecks(
             shim,
             new DestinationListings(
-                gateway, shim.listingWindowMillis(), System::nanoTime, counters));
+                gateway, shim.listingWindowMillis(), System::nanoTime, counters),
+            threads);
     completions =
         new QueuedCompletions(completionThreads, records::delete, checks::wrote, counters, bucket);
     trees = new CommittedTaskTrees(gateway, shim.listingWindowMillis(), System::nanoTime);

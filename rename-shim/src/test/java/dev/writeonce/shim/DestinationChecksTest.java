@@ -1,0 +1,56 @@
+package dev.writeonce.shim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.writeonce.core.store.RequestType;
+import dev.writeonce.core.testing.InMemoryStore;
+import dev.writeonce.core.upload.UploadPool;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class DestinationChecksTest {
+
+  private static final String TASK = "out/_temporary/0/task_20261126_0001_m_000003";
+
+  private final InMemoryStore store = new InMemoryStore("bucket");
+  private final UploadPool pool = new UploadPool("destination checks test", 4);
+  private final DestinationChecks checks =
+      new DestinationChecks(
+          ShimConfig.from(new Configuration(false), "bucket"),
+          new DestinationListings(store, 60_000, System::nanoTime, new ShimStatistics()),
+          pool);
+
+  @AfterEach
+  void closePool() {
+    pool.close();
+  }
+
+  private long lists() {
+    return store.counters().snapshot().getOrDefault(RequestType.LIST_OBJECTS, 0L);
+  }
+
+  @Test
+  void aCommittedTasksListingListsTheDestinationDirectoriesItMergesIntoAtOnce() throws Exception {
+    for (String key : List.of("out/day=0/part-a", "out/day=1/part-b")) {
+      store.putObject(key, "x".getBytes(StandardCharsets.UTF_8), false);
+    }
+    checks.temporaryListed(TASK, List.of(TASK + "/day=0", TASK + "/day=1", TASK + "/day=2"));
+    // out, then out/day=0 and out/day=1; out/day=2 does not exist, so its directory moves whole.
+    assertThat(lists()).isEqualTo(3);
+
+    assertThat(checks.answer("out/day=0/part-c")).isEqualTo(DestinationChecks.Answer.ABSENT);
+    assertThat(checks.answer("out/day=1/part-b")).isEqualTo(DestinationChecks.Answer.UNKNOWN);
+    assertThat(checks.answer("out/day=2")).isEqualTo(DestinationChecks.Answer.ABSENT);
+    assertThat(checks.answer("out/day=1")).isEqualTo(DestinationChecks.Answer.DIRECTORY);
+    assertThat(lists()).as("checks answered from those listings").isEqualTo(3);
+
+    // The next task's merge into the same directories within the window lists nothing again.
+    checks.temporaryListed(
+        "out/_temporary/0/task_20261126_0001_m_000004",
+        List.of("out/_temporary/0/task_20261126_0001_m_000004/day=0"));
+    assertThat(lists()).isEqualTo(3);
+  }
+}
