@@ -20,6 +20,12 @@ import java.util.concurrent.TimeUnit;
  */
 final class DestinationChecks {
 
+  /**
+   * A destination holding at most this many objects is listed whole, in as many LISTs as they fill
+   * pages, for a merge into its subdirectories; a larger one directory by directory.
+   */
+  static final int MERGE_TREE_KEYS = 5_000;
+
   /** How long an absent destination stays known to the rename that follows. */
   static final long ABSENT_FRESH_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -107,6 +113,10 @@ final class DestinationChecks {
     if (destination.isEmpty()) {
       return;
     }
+    if (!subdirectories.isEmpty()
+        && listings.listTreeForMerge(destination.get(), MERGE_TREE_KEYS)) {
+      return;
+    }
     listings.listUnlessFresh(destination.get());
     List<String> existing = new ArrayList<>();
     for (String subdirectory : subdirectories) {
@@ -116,11 +126,7 @@ final class DestinationChecks {
         existing.add(below.get());
       }
     }
-    if (existing.size() > 1) {
-      Tasks.runAll(pool, "listing destination directories", existing, listings::listUnlessFresh);
-    } else if (existing.size() == 1) {
-      listings.listUnlessFresh(existing.get(0));
-    }
+    Tasks.runAll(pool, "listing destination directories", existing, listings::listForMerge);
   }
 
   /**

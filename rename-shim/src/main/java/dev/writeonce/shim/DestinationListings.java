@@ -1,9 +1,12 @@
 package dev.writeonce.shim;
 
 import dev.writeonce.core.errors.StoreException;
+import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
@@ -50,6 +53,9 @@ final class DestinationListings {
   private final ShimStatistics counters;
   private final Map<String, Listing> byDirectory = new ConcurrentHashMap<>();
 
+  /** Directories listed whole, with everything under them, by when. */
+  private final Map<String, Long> treesListedAt = new ConcurrentHashMap<>();
+
   /** Keys this instance wrote (created, renamed onto, made a directory), by when. */
   private final Map<String, Long> written = new ConcurrentHashMap<>();
 
@@ -69,16 +75,79 @@ final class DestinationListings {
   }
 
   /**
+   * Lists a destination directory and everything under it in one flat listing, when it holds at
+   * most {@code maxKeys} objects, so that every directory under it has a listing: what a merge into
+   * many directories lists instead of each of them. Nothing is listed when that was done within the
+   * last half window.
+   *
+   * @return false when it holds more (then nothing is kept)
+   */
+  boolean listTreeForMerge(String directoryKey, int maxKeys) throws StoreException {
+    if (!enabled()) {
+      return false;
+    }
+    String prefix = directoryKey.isEmpty() ? "" : directoryKey + "/";
+    long listedAt = nanoClock.getAsLong();
+    Long before = treesListedAt.get(prefix);
+    if (before != null && listedAt - before < windowNanos / 2) {
+      return true;
+    }
+    Optional<List<ObjectInfo>> objects = gateway.listObjectsUpTo(prefix, maxKeys);
+    if (objects.isEmpty()) {
+      return false;
+    }
+    Map<String, Listing> listed = new HashMap<>();
+    listed.put(prefix, emptyListing(listedAt));
+    for (ObjectInfo object : objects.get()) {
+      String directory = prefix;
+      String[] names = object.key().substring(prefix.length()).split("/", -1);
+      for (int i = 0; i < names.length && !names[i].isEmpty(); i++) {
+        Listing listing = listed.computeIfAbsent(directory, d -> emptyListing(listedAt));
+        listing.names().add(names[i]);
+        if (i < names.length - 1) {
+          listing.directories().add(names[i]);
+          directory = directory + names[i] + "/";
+          listed.computeIfAbsent(directory, d -> emptyListing(listedAt));
+        }
+      }
+    }
+    byDirectory.putAll(listed);
+    treesListedAt.put(prefix, listedAt);
+    counters.destinationListings.incrementAndGet();
+    return true;
+  }
+
+  private static Listing emptyListing(long listedAt) {
+    return new Listing(
+        ConcurrentHashMap.newKeySet(),
+        ConcurrentHashMap.newKeySet(),
+        listedAt,
+        new java.util.concurrent.atomic.AtomicLong(listedAt));
+  }
+
+  /**
    * Lists a destination directory unless a listing of it is still within the window: the merges of
    * a job's tasks into one directory share its listing.
    */
   void listUnlessFresh(String directoryKey) throws StoreException {
+    listUnlessYoungerThan(directoryKey, windowNanos);
+  }
+
+  /**
+   * Lists a destination directory unless a listing of it is younger than half the window: what a
+   * merge about to check many children lists beforehand, so that no listing runs out during it.
+   */
+  void listForMerge(String directoryKey) throws StoreException {
+    listUnlessYoungerThan(directoryKey, windowNanos / 2);
+  }
+
+  private void listUnlessYoungerThan(String directoryKey, long ageNanos) throws StoreException {
     if (!enabled()) {
       return;
     }
     Listing listing = byDirectory.get(directoryKey.isEmpty() ? "" : directoryKey + "/");
     long now = nanoClock.getAsLong();
-    if (listing != null && now - listing.listedAtNanos() < windowNanos) {
+    if (listing != null && now - listing.listedAtNanos() < ageNanos) {
       listing.usedAtNanos().set(now);
       return;
     }

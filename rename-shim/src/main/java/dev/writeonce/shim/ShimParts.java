@@ -17,6 +17,7 @@ final class ShimParts {
   final StoreGateway gateway;
   final UploadPool threads;
   final UploadPool completionThreads;
+  final UploadPool listingThreads;
   final Optional<HiveStaging> hiveStaging;
   final ShimRecords records;
   final QueuedCompletions completions;
@@ -45,6 +46,8 @@ final class ShimParts {
     // Queued completions are the job commit's: as many threads as the committers' job commit.
     completionThreads =
         new UploadPool("rename shim completions for s3a://" + bucket, config.commitThreads());
+    listingThreads =
+        new UploadPool("rename shim listings for s3a://" + bucket, config.commitThreads());
     hiveStaging =
         shim.rules().names().contains(ShimRules.HIVE.name())
             ? Optional.of(new HiveStaging(gateway, bucket))
@@ -56,7 +59,7 @@ final class ShimParts {
             shim,
             new DestinationListings(
                 gateway, shim.listingWindowMillis(), System::nanoTime, counters),
-            threads);
+            listingThreads);
     completions =
         new QueuedCompletions(completionThreads, records::delete, checks::wrote, counters, bucket);
     trees = new CommittedTaskTrees(gateway, shim.listingWindowMillis(), System::nanoTime);
@@ -105,5 +108,6 @@ final class ShimParts {
   void close() {
     threads.close();
     completionThreads.close();
+    listingThreads.close();
   }
 }

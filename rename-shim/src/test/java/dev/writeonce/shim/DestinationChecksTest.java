@@ -38,19 +38,35 @@ class DestinationChecksTest {
       store.putObject(key, "x".getBytes(StandardCharsets.UTF_8), false);
     }
     checks.temporaryListed(TASK, List.of(TASK + "/day=0", TASK + "/day=1", TASK + "/day=2"));
-    // out, then out/day=0 and out/day=1; out/day=2 does not exist, so its directory moves whole.
-    assertThat(lists()).isEqualTo(3);
+    // The output, whole, in one LIST: it answers for every directory under it.
+    assertThat(lists()).isEqualTo(1);
 
     assertThat(checks.answer("out/day=0/part-c")).isEqualTo(DestinationChecks.Answer.ABSENT);
     assertThat(checks.answer("out/day=1/part-b")).isEqualTo(DestinationChecks.Answer.UNKNOWN);
     assertThat(checks.answer("out/day=2")).isEqualTo(DestinationChecks.Answer.ABSENT);
     assertThat(checks.answer("out/day=1")).isEqualTo(DestinationChecks.Answer.DIRECTORY);
-    assertThat(lists()).as("checks answered from those listings").isEqualTo(3);
+    assertThat(lists()).as("checks answered from that listing").isEqualTo(1);
 
     // The next task's merge into the same directories within the window lists nothing again.
     checks.temporaryListed(
         "out/_temporary/0/task_20261126_0001_m_000004",
         List.of("out/_temporary/0/task_20261126_0001_m_000004/day=0"));
-    assertThat(lists()).isEqualTo(3);
+    assertThat(lists()).isEqualTo(1);
+  }
+
+  @Test
+  void aDestinationTooLargeToListWholeIsListedDirectoryByDirectoryInParallel() throws Exception {
+    byte[] x = "x".getBytes(StandardCharsets.UTF_8);
+    for (int i = 0; i <= DestinationChecks.MERGE_TREE_KEYS; i++) {
+      store.putObject("out/day=0/part-" + i, x, false);
+    }
+    store.putObject("out/day=1/part-b", x, false);
+    long before = lists();
+    checks.temporaryListed(TASK, List.of(TASK + "/day=0", TASK + "/day=1", TASK + "/day=2"));
+    // The attempt at the whole tree, then out, then out/day=0 and out/day=1 (out/day=2 does not
+    // exist, so its directory moves whole).
+    assertThat(lists() - before).isEqualTo(4);
+    assertThat(checks.answer("out/day=1/part-c")).isEqualTo(DestinationChecks.Answer.ABSENT);
+    assertThat(lists() - before).isEqualTo(4);
   }
 }

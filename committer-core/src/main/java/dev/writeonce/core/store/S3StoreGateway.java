@@ -392,6 +392,12 @@ public final class S3StoreGateway implements StoreGateway {
 
   @Override
   public List<ObjectInfo> listObjects(String prefix) throws StoreException {
+    return listObjectsUpTo(prefix, Integer.MAX_VALUE).orElseThrow();
+  }
+
+  @Override
+  public Optional<List<ObjectInfo>> listObjectsUpTo(String prefix, int maxKeys)
+      throws StoreException {
     List<ObjectInfo> found = new ArrayList<>();
     String token = null;
     do {
@@ -409,8 +415,11 @@ public final class S3StoreGateway implements StoreGateway {
         found.add(new ObjectInfo(object.key(), object.size(), object.eTag(), modified));
       }
       token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
+      if (found.size() > maxKeys || (token != null && found.size() >= maxKeys)) {
+        return Optional.empty();
+      }
     } while (token != null);
-    return found;
+    return Optional.of(found);
   }
 
   @Override

@@ -131,6 +131,16 @@ public interface StoreGateway {
   List<ObjectInfo> listObjects(String prefix) throws StoreException;
 
   /**
+   * Every object under a prefix when there are at most {@code maxKeys}, in key order; empty when
+   * there are more, having read no more pages than that many keys fill.
+   */
+  default java.util.Optional<List<ObjectInfo>> listObjectsUpTo(String prefix, int maxKeys)
+      throws StoreException {
+    List<ObjectInfo> all = listObjects(prefix);
+    return all.size() > maxKeys ? java.util.Optional.empty() : java.util.Optional.of(all);
+  }
+
+  /**
    * Deletes objects in requests of at most 1,000 keys. Keys that do not exist count as deleted.
    * Fails when the store refuses any key, naming the keys.
    */
