@@ -25,14 +25,22 @@ import java.util.regex.Pattern;
  *
  * <p>A committed task's tree belongs to its job: no task writes into it once committed, and only
  * the job commit or abort changes it, through this instance, which keeps the listing in step with
- * what it renames or deletes there. A tree is listed again once older than the listing window, and
- * never kept when the window is 0.
+ * what it renames or deletes there; a task commit renaming into the job attempt's directory drops
+ * its listing. Attempts' own directories ({@code _temporary/<n>/_temporary/}) are never answered
+ * from it: tasks may still be writing there. A tree is listed again once older than the listing
+ * window, and never kept when the window is 0.
  */
 final class CommittedTaskTrees {
 
-  /** A committed task's directory, and the path below it. */
-  private static final Pattern IN_TASK_TREE =
-      Pattern.compile("^((?:.*/)?_temporary/\\d+/task_[^/]+)(?:/.*)?$");
+  /**
+   * A job attempt's directory ({@code _temporary/<n>}), itself or a committed task's tree in it:
+   * FileOutputCommitter's job commit lists the former for the committed tasks, then merges each.
+   */
+  private static final Pattern IN_JOB_ATTEMPT =
+      Pattern.compile("^((?:.*/)?_temporary/\\d+)(?:/task_[^/]+(?:/.*)?)?$");
+
+  /** Objects under a job attempt's directory listed at most; a larger one is listed per task. */
+  static final int MAX_KEYS = 100_000;
 
   /** One tree's listing: every object under the task's directory, by key. */
   private record Tree(NavigableMap<String, ObjectInfo> objects, long listedAtNanos) {}
@@ -86,7 +94,7 @@ final class CommittedTaskTrees {
     if (windowNanos <= 0) {
       return Optional.empty();
     }
-    Matcher matcher = IN_TASK_TREE.matcher(directoryKey);
+    Matcher matcher = IN_JOB_ATTEMPT.matcher(directoryKey);
     if (!matcher.matches()) {
       return Optional.empty();
     }
@@ -95,8 +103,12 @@ final class CommittedTaskTrees {
     Tree tree = trees.get(root);
     if (tree == null || now - tree.listedAtNanos() >= windowNanos) {
       trees.values().removeIf(old -> now - old.listedAtNanos() >= windowNanos);
+      Optional<List<ObjectInfo>> listed = gateway.listObjectsUpTo(root + "/", MAX_KEYS);
+      if (listed.isEmpty()) {
+        return Optional.empty();
+      }
       NavigableMap<String, ObjectInfo> objects = new ConcurrentSkipListMap<>();
-      for (ObjectInfo object : gateway.listObjects(root + "/")) {
+      for (ObjectInfo object : listed.get()) {
         objects.put(object.key(), object);
       }
       tree = new Tree(objects, now);
@@ -118,7 +130,7 @@ final class CommittedTaskTrees {
 
   /** This instance wrote at the key: a tree it lies in is no longer known whole. */
   void wrote(String key) {
-    Matcher matcher = IN_TASK_TREE.matcher(key);
+    Matcher matcher = IN_JOB_ATTEMPT.matcher(key);
     if (matcher.matches()) {
       trees.remove(matcher.group(1));
     }

@@ -60,9 +60,18 @@ final class ShimParts {
             new DestinationListings(
                 gateway, shim.listingWindowMillis(), System::nanoTime, counters),
             listingThreads);
-    completions =
-        new QueuedCompletions(completionThreads, records::delete, checks::wrote, counters, bucket);
     trees = new CommittedTaskTrees(gateway, shim.listingWindowMillis(), System::nanoTime);
+    // The records of completed files go in bulk, from the store and from the tree listings.
+    completions =
+        new QueuedCompletions(
+            completionThreads,
+            keys -> {
+              records.delete(keys);
+              keys.forEach(trees::removed);
+            },
+            checks::wrote,
+            counters,
+            bucket);
     renames =
         new ShimRenames(
             gateway,

@@ -68,6 +68,26 @@ class CommittedTaskTreesTest {
   }
 
   @Test
+  void theJobCommitsListingOfTheCommittedTasksListsEveryTaskTreeAtOnce() throws Exception {
+    String other = "out/_temporary/0/task_20261126_0001_m_000001";
+    put(other + "/day=0/part-00001.parquet");
+    put("out/_temporary/0/_temporary/attempt_20261126_0001_m_000002_0/day=0/part-00002.parquet");
+
+    CommittedTaskTrees.Children attempt = trees.children("out/_temporary/0").orElseThrow();
+    assertThat(attempt.directories()).containsExactly("out/_temporary/0/_temporary", TASK, other);
+    assertThat(trees.children(TASK + "/day=3")).isPresent();
+    assertThat(trees.children(other + "/day=0")).isPresent();
+    assertThat(lists()).isEqualTo(1);
+    // An attempt's own directory, where a task may still write, is left to the store.
+    assertThat(trees.children("out/_temporary/0/_temporary")).isEmpty();
+
+    // A task commit renames into the job attempt's directory: its listing is no longer whole.
+    trees.wrote("out/_temporary/0/task_20261126_0001_m_000002");
+    trees.children(TASK);
+    assertThat(lists()).isEqualTo(2);
+  }
+
+  @Test
   void aTreeIsListedAgainOnceOlderThanTheWindowAndOtherPathsAreLeftToTheStore() throws Exception {
     trees.children(TASK);
     nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1_000));
