@@ -570,12 +570,19 @@ class RenameShimIT {
     return keys;
   }
 
+  /** Commits tasks 0 and 1 with {@code files} files each, the second's under {@code prefix}. */
+  private List<String> commitTwoTasksOf(ClassicJob classic, int files, String prefix)
+      throws IOException {
+    List<String> keys = new ArrayList<>(commitTaskOf(classic, 0, files, ""));
+    keys.addAll(commitTaskOf(classic, 1, files, prefix));
+    return keys;
+  }
+
   @Test
   void aJobCommitQueuesItsCompletionsAndReturnsWithEveryFileInPlaceAndTheRecordsDeletedInBulk()
       throws Exception {
     ClassicJob classic = setUpClassicJob("shim-queued", 11);
-    List<String> keys = new ArrayList<>(commitTaskOf(classic, 0, 20, ""));
-    keys.addAll(commitTaskOf(classic, 1, 20, "p=1/"));
+    List<String> keys = commitTwoTasksOf(classic, 20, "p=1/");
     ShimStatistics shim = shimOf(classic.out().toString());
     long queuedBefore = shim.completionsQueued();
 
@@ -684,8 +691,7 @@ class RenameShimIT {
   void aQueuedCompletionThatFailsMakesTheJobCommitFailAndTheAbortLeavesNoOpenUpload()
       throws Exception {
     ClassicJob classic = setUpClassicJob("shim-queued-failure", 13);
-    List<String> keys = new ArrayList<>(commitTaskOf(classic, 0, 3, ""));
-    keys.addAll(commitTaskOf(classic, 1, 3, ""));
+    List<String> keys = commitTwoTasksOf(classic, 3, "");
     // Another tool aborts one upload between the task commit and the job commit.
     String lost = keys.get(4);
     String uploadId =

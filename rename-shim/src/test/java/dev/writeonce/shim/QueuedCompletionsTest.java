@@ -55,9 +55,9 @@ class QueuedCompletionsTest {
     }
   }
 
-  /** Releases the held completions a moment after the barrier began waiting for them. */
-  private void releaseSoon() {
-    Thread releaser =
+  /** Opens a latch a moment after the caller began waiting for what it holds back. */
+  private static Thread countDownSoon(CountDownLatch latch) {
+    Thread opener =
         new Thread(
             () -> {
               try {
@@ -65,10 +65,11 @@ class QueuedCompletionsTest {
               } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
               }
-              release.countDown();
+              latch.countDown();
             });
-    releaser.setDaemon(true);
-    releaser.start();
+    opener.setDaemon(true);
+    opener.start();
+    return opener;
   }
 
   @Test
@@ -78,7 +79,7 @@ class QueuedCompletionsTest {
     queueHeld("part-1");
     assertThat(completed).isEmpty();
 
-    releaseSoon();
+    countDownSoon(release);
     completions.beforeUse("out/part-0");
 
     assertThat(completed).containsExactlyInAnyOrder("out/part-0", "out/part-1");
@@ -142,17 +143,7 @@ class QueuedCompletionsTest {
           }
           done.incrementAndGet();
         });
-    Thread opener =
-        new Thread(
-            () -> {
-              try {
-                Thread.sleep(100);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-              hold.countDown();
-            });
-    opener.start();
+    Thread opener = countDownSoon(hold);
     long barriers = counters.barriers();
     call.run();
     boolean waited = done.get() == 1;
