@@ -298,7 +298,7 @@ final class QueuedCompletions {
     }
     List<String> completed;
     synchronized (batch) {
-      batch.running.removeAll(waiting);
+      batch.running.removeAll(new HashSet<>(waiting)); // a list of 10,000 is searched once
       completed = new ArrayList<>(batch.completedRecords);
       batch.completedRecords.clear();
     }
