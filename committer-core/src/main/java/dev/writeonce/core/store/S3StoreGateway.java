@@ -6,8 +6,10 @@ import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
@@ -419,6 +421,75 @@ public final class S3StoreGateway implements StoreGateway {
         return Optional.empty();
       }
     } while (token != null);
+    return Optional.of(found);
+  }
+
+  /**
+   * The highest code point: every key under a prefix sorts before the prefix followed by it, and
+   * every key after that directory sorts after it, in the UTF-8 byte order of S3 listings.
+   */
+  private static final String LAST_CHARACTER =
+      new String(Character.toChars(Character.MAX_CODE_POINT));
+
+  /**
+   * Pages through the prefix and, at the first key under {@code skippedPrefix}, starts again after
+   * the last key that directory can hold (StartAfter), so that a large directory inside the
+   * listing, such as an output's {@code _temporary}, costs no pages. A store that ignores
+   * StartAfter sends the listing from the start again: keys up to the last one kept are then left
+   * out, as they were kept already.
+   */
+  @Override
+  public Optional<List<ObjectInfo>> listObjectsUpTo(
+      String prefix, int maxKeys, String skippedPrefix) throws StoreException {
+    List<ObjectInfo> found = new ArrayList<>();
+    String token = null;
+    String startAfter = null;
+    byte[] lastKeptBeforeSkip = null;
+    boolean more = true;
+    while (more) {
+      ListObjectsV2Request.Builder request =
+          ListObjectsV2Request.builder().bucket(bucket).prefix(prefix).continuationToken(token);
+      if (token == null && startAfter != null) {
+        request.startAfter(startAfter);
+      }
+      ListObjectsV2Response page =
+          call(
+              RequestType.LIST_OBJECTS,
+              "ListObjectsV2",
+              prefix,
+              () -> observed(s3.listObjectsV2(request.build())));
+      boolean reachedSkipped = false;
+      for (S3Object object : page.contents()) {
+        if (object.key().startsWith(skippedPrefix)) {
+          reachedSkipped = true;
+          continue;
+        }
+        if (lastKeptBeforeSkip != null
+            && Arrays.compareUnsigned(
+                    object.key().getBytes(StandardCharsets.UTF_8), lastKeptBeforeSkip)
+                <= 0) {
+          continue;
+        }
+        long modified = object.lastModified() == null ? 0 : object.lastModified().toEpochMilli();
+        noteStoreTime(modified);
+        found.add(new ObjectInfo(object.key(), object.size(), object.eTag(), modified));
+      }
+      token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
+      if (found.size() > maxKeys || (token != null && found.size() >= maxKeys)) {
+        return Optional.empty();
+      }
+      if (reachedSkipped && token != null && startAfter == null) {
+        startAfter = skippedPrefix + LAST_CHARACTER;
+        lastKeptBeforeSkip =
+            found.isEmpty()
+                ? new byte[0]
+                : found.get(found.size() - 1).key().getBytes(StandardCharsets.UTF_8);
+        token = null;
+        more = true;
+      } else {
+        more = token != null;
+      }
+    }
     return Optional.of(found);
   }
 

@@ -141,6 +141,22 @@ public interface StoreGateway {
   }
 
   /**
+   * {@link #listObjectsUpTo(String, int)} without the objects under {@code skippedPrefix} (a
+   * directory under {@code prefix}, ending in '/'), which neither count nor are returned: a store
+   * that supports it is asked to skip them rather than send them.
+   */
+  default java.util.Optional<List<ObjectInfo>> listObjectsUpTo(
+      String prefix, int maxKeys, String skippedPrefix) throws StoreException {
+    List<ObjectInfo> kept = new java.util.ArrayList<>();
+    for (ObjectInfo object : listObjects(prefix)) {
+      if (!object.key().startsWith(skippedPrefix)) {
+        kept.add(object);
+      }
+    }
+    return kept.size() > maxKeys ? java.util.Optional.empty() : java.util.Optional.of(kept);
+  }
+
+  /**
    * Deletes objects in requests of at most 1,000 keys. Keys that do not exist count as deleted.
    * Fails when the store refuses any key, naming the keys.
    */
