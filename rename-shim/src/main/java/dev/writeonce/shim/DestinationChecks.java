@@ -113,20 +113,38 @@ final class DestinationChecks {
     if (destination.isEmpty()) {
       return;
     }
+    List<String> mergeInto = new ArrayList<>();
+    for (String subdirectory : subdirectories) {
+      destinationDirectoryOf(subdirectory).ifPresent(mergeInto::add);
+    }
     if (!subdirectories.isEmpty()
-        && listings.listTreeForMerge(destination.get(), MERGE_TREE_KEYS)) {
+        && listings.listTreeForMerge(
+            destination.get(),
+            MERGE_TREE_KEYS,
+            mergeInto,
+            temporaryNameUnder(destination.get(), temporaryKey))) {
       return;
     }
     listings.listUnlessFresh(destination.get());
     List<String> existing = new ArrayList<>();
-    for (String subdirectory : subdirectories) {
-      Optional<String> below = destinationDirectoryOf(subdirectory);
+    for (String below : mergeInto) {
       // One the destination's listing shows absent is moved whole: nothing checks inside it.
-      if (below.isPresent() && !listings.absent(below.get())) {
-        existing.add(below.get());
+      if (!listings.absent(below)) {
+        existing.add(below);
       }
     }
     Tasks.runAll(pool, "listing destination directories", existing, listings::listForMerge);
+  }
+
+  /** The name of the directory directly under the destination that holds the temporary key. */
+  private static String temporaryNameUnder(String destinationKey, String temporaryKey) {
+    String prefix = destinationKey.isEmpty() ? "" : destinationKey + "/";
+    if (!temporaryKey.startsWith(prefix) || temporaryKey.length() == prefix.length()) {
+      return null;
+    }
+    String rest = temporaryKey.substring(prefix.length());
+    int slash = rest.indexOf('/');
+    return slash < 0 ? rest : rest.substring(0, slash);
   }
 
   /**

@@ -9,6 +9,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -51,7 +53,7 @@ final class DestinationListings {
   private final long windowNanos;
   private final LongSupplier nanoClock;
   private final ShimStatistics counters;
-  private final Map<String, Listing> byDirectory = new ConcurrentHashMap<>();
+  private final ConcurrentNavigableMap<String, Listing> byDirectory = new ConcurrentSkipListMap<>();
 
   /** Directories listed whole, with everything under them, by when. */
   private final Map<String, Long> treesListedAt = new ConcurrentHashMap<>();
@@ -77,27 +79,44 @@ final class DestinationListings {
   /**
    * Lists a destination directory and everything under it in one flat listing, when it holds at
    * most {@code maxKeys} objects, so that every directory under it has a listing: what a merge into
-   * many directories lists instead of each of them. Nothing is listed when that was done within the
-   * last half window.
+   * many directories lists instead of each of them. The directories the merge goes into ({@code
+   * mergeInto}) that the listing shows nothing under get an empty listing: a flat listing shows
+   * every object under it. Nothing is listed when that was done within the last half window and
+   * each of those directories has a listing that answers for it: none does for a directory this
+   * instance renamed onto after its listing was sent (a task's merge that made it), so the tree is
+   * listed again once rather than each such directory in turn. The temporary directory the merge
+   * reads from ({@code temporaryName}, directly under the destination, or null) is left out of the
+   * listing: it holds a record for every file of the job, and no check asks about it.
    *
    * @return false when it holds more (then nothing is kept)
    */
-  boolean listTreeForMerge(String directoryKey, int maxKeys) throws StoreException {
+  boolean listTreeForMerge(
+      String directoryKey, int maxKeys, List<String> mergeInto, String temporaryName)
+      throws StoreException {
     if (!enabled()) {
       return false;
     }
     String prefix = directoryKey.isEmpty() ? "" : directoryKey + "/";
     long listedAt = nanoClock.getAsLong();
     Long before = treesListedAt.get(prefix);
-    if (before != null && listedAt - before < windowNanos / 2) {
+    if (before != null
+        && listedAt - before < windowNanos / 2
+        && mergeInto.stream().allMatch(directory -> answersFor(directory, listedAt))) {
       return true;
     }
-    Optional<List<ObjectInfo>> objects = gateway.listObjectsUpTo(prefix, maxKeys);
+    Optional<List<ObjectInfo>> objects =
+        temporaryName == null
+            ? gateway.listObjectsUpTo(prefix, maxKeys)
+            : gateway.listObjectsUpTo(prefix, maxKeys, prefix + temporaryName + "/");
     if (objects.isEmpty()) {
       return false;
     }
     Map<String, Listing> listed = new HashMap<>();
     listed.put(prefix, emptyListing(listedAt));
+    if (temporaryName != null) {
+      // Not listed, so shown as present, and not as a directory: nothing is answered for it.
+      listed.get(prefix).names().add(temporaryName);
+    }
     for (ObjectInfo object : objects.get()) {
       String directory = prefix;
       String[] names = object.key().substring(prefix.length()).split("/", -1);
@@ -111,10 +130,43 @@ final class DestinationListings {
         }
       }
     }
-    byDirectory.putAll(listed);
-    treesListedAt.put(prefix, listedAt);
+    for (String directory : mergeInto) {
+      if ((directory + "/").startsWith(prefix)) {
+        listed.putIfAbsent(directory + "/", emptyListing(listedAt));
+      }
+    }
+    // A listing sent later, by a concurrent merge, is kept over this one.
+    listed.forEach(
+        (directory, listing) ->
+            byDirectory.merge(
+                directory,
+                listing,
+                (kept, fresh) -> fresh.listedAtNanos() - kept.listedAtNanos() >= 0 ? fresh : kept));
+    treesListedAt.merge(prefix, listedAt, (kept, fresh) -> fresh - kept >= 0 ? fresh : kept);
     counters.destinationListings.incrementAndGet();
     return true;
+  }
+
+  /**
+   * Whether a listing of the directory, younger than half the window, answers for its children: one
+   * sent after this instance last renamed onto the directory or above it.
+   */
+  private boolean answersFor(String directoryKey, long now) {
+    Listing listing = byDirectory.get(directoryKey + "/");
+    return listing != null
+        && now - listing.listedAtNanos() < windowNanos / 2
+        && !writtenSince(directoryKey, listing.listedAtNanos());
+  }
+
+  /** Whether this instance wrote at the key or at a directory above it since the given time. */
+  private boolean writtenSince(String key, long sinceNanos) {
+    for (String at = key; at != null; at = parentOf(at)) {
+      Long written = this.written.get(at);
+      if (written != null && written - sinceNanos >= 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static Listing emptyListing(long listedAt) {
@@ -231,15 +283,10 @@ final class DestinationListings {
         || writtenUnder.containsKey(key)) {
       return false;
     }
-    for (String above = parentOf(key); above != null; above = parentOf(above)) {
-      Long at = written.get(above);
-      if (at != null && at - listing.listedAtNanos() >= 0) {
-        // A directory renamed or copied onto an ancestor brought children this listing, sent
-        // before that rename ended, may not show; one that ended before it is in the listing.
-        return false;
-      }
-    }
-    return true;
+    // A directory renamed or copied onto an ancestor brought children this listing, sent before
+    // that rename ended, may not show; one that ended before it is in the listing.
+    String parent = parentOf(key);
+    return parent == null || !writtenSince(parent, listing.listedAtNanos());
   }
 
   /**
@@ -296,14 +343,17 @@ final class DestinationListings {
     if (!enabled()) {
       return;
     }
-    for (Map.Entry<String, Listing> entry : byDirectory.entrySet()) {
-      String prefix = entry.getKey();
-      if (prefix.startsWith(key + "/") || key.isEmpty()) {
-        byDirectory.remove(prefix, entry.getValue());
-      } else if (key.startsWith(prefix) && key.length() > prefix.length()) {
-        String rest = key.substring(prefix.length());
-        int slash = rest.indexOf('/');
-        entry.getValue().directories().remove(slash < 0 ? rest : rest.substring(0, slash));
+    if (key.isEmpty()) {
+      byDirectory.clear();
+      return;
+    }
+    // '0' follows '/': the range holds the key's own listing and every one below it.
+    byDirectory.subMap(key + "/", key + "0").clear();
+    for (String below = key; below != null; below = parentOf(below)) {
+      String above = parentOf(below);
+      Listing listing = byDirectory.get(above == null ? "" : above + "/");
+      if (listing != null) {
+        listing.directories().remove(below.substring(below.lastIndexOf('/') + 1));
       }
     }
   }

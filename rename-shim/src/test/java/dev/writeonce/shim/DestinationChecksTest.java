@@ -69,4 +69,29 @@ class DestinationChecksTest {
     assertThat(checks.answer("out/day=1/part-c")).isEqualTo(DestinationChecks.Answer.ABSENT);
     assertThat(lists() - before).isEqualTo(4);
   }
+
+  @Test
+  void directoriesAnEarlierMergeRenamedIntoPlaceGetTheTreeListedOnceMoreNotEachItsOwnList()
+      throws Exception {
+    String next = "out/_temporary/0/task_20261126_0001_m_000004";
+    checks.temporaryListed(TASK, List.of(TASK + "/day=0", TASK + "/day=1"));
+    assertThat(checks.answer("out/day=0")).isEqualTo(DestinationChecks.Answer.ABSENT);
+    // The first task's merge moves both directories whole; one of their files has landed since.
+    checks.wrote("out/day=0");
+    checks.wrote("out/day=1");
+    store.putObject("out/day=0/part-a", "x".getBytes(StandardCharsets.UTF_8), false);
+    long before = lists();
+
+    checks.temporaryListed(next, List.of(next + "/day=0", next + "/day=1"));
+    checks.temporaryListed(next + "/day=0", List.of());
+    checks.temporaryListed(next + "/day=1", List.of());
+
+    assertThat(lists() - before).as("the tree, once, within the half window").isEqualTo(1);
+    assertThat(checks.answer("out/day=0/part-b")).isEqualTo(DestinationChecks.Answer.ABSENT);
+    assertThat(checks.answer("out/day=1/part-c"))
+        .as("a directory the listing shows nothing under")
+        .isEqualTo(DestinationChecks.Answer.ABSENT);
+    assertThat(checks.answer("out/day=0/part-a")).isEqualTo(DestinationChecks.Answer.UNKNOWN);
+    assertThat(lists() - before).isEqualTo(1);
+  }
 }
