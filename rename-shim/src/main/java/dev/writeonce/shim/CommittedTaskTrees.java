@@ -12,6 +12,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -27,8 +28,11 @@ import java.util.regex.Pattern;
  * the job commit or abort changes it, through this instance, which keeps the listing in step with
  * what it renames or deletes there; a task commit renaming into the job attempt's directory drops
  * its listing. Attempts' own directories ({@code _temporary/<n>/_temporary/}) are never answered
- * from it: tasks may still be writing there. A tree is listed again once older than the listing
- * window, and never kept when the window is 0.
+ * from it: tasks may still be writing there. A tree is listed again when no call used it for the
+ * listing window (another job commit, or a task attempt of another process that committed since),
+ * or once a minute old while a merge keeps using it; it is never kept when the window is 0. A task
+ * attempt that commits into the job attempt's directory while the job commit merges it races that
+ * commit with or without the listing: FileOutputCommitter replaces the task's directory.
  */
 final class CommittedTaskTrees {
 
@@ -42,8 +46,14 @@ final class CommittedTaskTrees {
   /** Objects under a job attempt's directory listed at most; a larger one is listed per task. */
   static final int MAX_KEYS = 100_000;
 
-  /** One tree's listing: every object under the task's directory, by key. */
-  private record Tree(NavigableMap<String, ObjectInfo> objects, long listedAtNanos) {}
+  /** How long a tree in use is kept at most before it is listed again. */
+  static final long MAX_AGE_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+  /**
+   * One tree's listing: every object under the task's directory, by key; when a call last used it.
+   */
+  private record Tree(
+      NavigableMap<String, ObjectInfo> objects, long listedAtNanos, AtomicLong usedAtNanos) {}
 
   /** A directory's children as a listing gives them: files, and subdirectories by key. */
   record Children(List<ObjectInfo> files, List<String> directories) {}
@@ -101,8 +111,10 @@ final class CommittedTaskTrees {
     String root = matcher.group(1);
     long now = nanoClock.getAsLong();
     Tree tree = trees.get(root);
-    if (tree == null || now - tree.listedAtNanos() >= windowNanos) {
-      trees.values().removeIf(old -> now - old.listedAtNanos() >= windowNanos);
+    if (tree == null
+        || now - tree.usedAtNanos().get() >= windowNanos
+        || now - tree.listedAtNanos() >= MAX_AGE_NANOS) {
+      trees.values().removeIf(old -> now - old.usedAtNanos().get() >= windowNanos);
       Optional<List<ObjectInfo>> listed = gateway.listObjectsUpTo(root + "/", MAX_KEYS);
       if (listed.isEmpty()) {
         return Optional.empty();
@@ -111,9 +123,10 @@ final class CommittedTaskTrees {
       for (ObjectInfo object : listed.get()) {
         objects.put(object.key(), object);
       }
-      tree = new Tree(objects, now);
+      tree = new Tree(objects, now, new AtomicLong(now));
       trees.put(root, tree);
     }
+    tree.usedAtNanos().set(now);
     String prefix = directoryKey + "/";
     NavigableMap<String, ObjectInfo> under =
         tree.objects().subMap(prefix, true, prefix + Character.MAX_VALUE, false);

@@ -55,8 +55,17 @@ final class DestinationListings {
   private final ShimStatistics counters;
   private final ConcurrentNavigableMap<String, Listing> byDirectory = new ConcurrentSkipListMap<>();
 
-  /** Directories listed whole, with everything under them, by when. */
-  private final Map<String, Long> treesListedAt = new ConcurrentHashMap<>();
+  /** A directory listed whole, with everything under it: when, and how. */
+  private record Tree(long listedAtNanos, int maxKeys, String temporaryName) {}
+
+  /**
+   * A directory listed whole within this many windows is taken as the output of a merge still
+   * going: a directory under it whose listing ran out gets the whole tree listed again.
+   */
+  private static final int TREE_IN_USE_WINDOWS = 10;
+
+  /** Directories listed whole, by prefix. */
+  private final Map<String, Tree> trees = new ConcurrentHashMap<>();
 
   /** Keys this instance wrote (created, renamed onto, made a directory), by when. */
   private final Map<String, Long> written = new ConcurrentHashMap<>();
@@ -98,9 +107,9 @@ final class DestinationListings {
     }
     String prefix = directoryKey.isEmpty() ? "" : directoryKey + "/";
     long listedAt = nanoClock.getAsLong();
-    Long before = treesListedAt.get(prefix);
+    Tree before = trees.get(prefix);
     if (before != null
-        && listedAt - before < windowNanos / 2
+        && listedAt - before.listedAtNanos() < windowNanos / 2
         && mergeInto.stream().allMatch(directory -> answersFor(directory, listedAt))) {
       return true;
     }
@@ -142,7 +151,10 @@ final class DestinationListings {
                 directory,
                 listing,
                 (kept, fresh) -> fresh.listedAtNanos() - kept.listedAtNanos() >= 0 ? fresh : kept));
-    treesListedAt.merge(prefix, listedAt, (kept, fresh) -> fresh - kept >= 0 ? fresh : kept);
+    trees.merge(
+        prefix,
+        new Tree(listedAt, maxKeys, temporaryName),
+        (kept, fresh) -> fresh.listedAtNanos() - kept.listedAtNanos() >= 0 ? fresh : kept);
     counters.destinationListings.incrementAndGet();
     return true;
   }
@@ -202,6 +214,24 @@ final class DestinationListings {
     if (listing != null && now - listing.listedAtNanos() < ageNanos) {
       listing.usedAtNanos().set(now);
       return;
+    }
+    // Under an output a merge listed whole, one flat listing renews every directory of it.
+    for (String above = parentOf(directoryKey); !directoryKey.isEmpty(); above = parentOf(above)) {
+      String treePrefix = above == null ? "" : above + "/";
+      Tree tree = trees.get(treePrefix);
+      if (tree != null && now - tree.listedAtNanos() < TREE_IN_USE_WINDOWS * windowNanos) {
+        if (listTreeForMerge(
+            above == null ? "" : above,
+            tree.maxKeys(),
+            List.of(directoryKey),
+            tree.temporaryName())) {
+          return;
+        }
+        break;
+      }
+      if (above == null) {
+        break;
+      }
     }
     list(directoryKey);
   }

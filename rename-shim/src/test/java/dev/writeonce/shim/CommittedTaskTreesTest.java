@@ -99,4 +99,20 @@ class CommittedTaskTreesTest {
     assertThat(new CommittedTaskTrees(store, 0, nanos::get).children(TASK)).isEmpty();
     assertThat(lists()).isEqualTo(2);
   }
+
+  @Test
+  void aTreeAMergeKeepsUsingIsNotListedAgainUntilItIsAMinuteOld() throws Exception {
+    trees.children(TASK);
+    for (int day = 0; day < 50; day++) {
+      nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(600)); // each within the window of the last
+      trees.children(TASK + "/day=" + day);
+    }
+    assertThat(lists()).as("30 s of use, more than the window").isEqualTo(1);
+
+    for (int day = 0; day < 50; day++) {
+      nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(600)); // up to 60 s
+      trees.children(TASK + "/day=" + day);
+    }
+    assertThat(lists()).as("listed again at a minute, once").isEqualTo(2);
+  }
 }

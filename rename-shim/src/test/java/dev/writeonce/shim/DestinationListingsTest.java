@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.testing.InMemoryStore;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -171,5 +172,30 @@ class DestinationListingsTest {
     }
 
     assertThat(listings.listingsKept()).isEqualTo(1);
+  }
+
+  @Test
+  void aDirectoryOfAnOutputListedWholeWhoseListingRanOutGetsTheOutputListedAgainOnce()
+      throws Exception {
+    store.putObject("out/p=1/part-0", new byte[] {1}, false);
+    store.putObject("out/p=2/part-0", new byte[] {1}, false);
+    store.putObject("out/_temporary/0/task_1/p=1/part-1", new byte[] {1}, false);
+    assertThat(listings.listTreeForMerge("out", 5_000, List.of("out/p=1", "out/p=2"), "_temporary"))
+        .isTrue();
+
+    // A task's merge outlasts the window: the next directory's check finds its listing old.
+    advanceMillis(WINDOW_MILLIS);
+    long before = lists();
+    listings.listUnlessFresh("out/p=1");
+    listings.listUnlessFresh("out/p=2");
+
+    assertThat(lists() - before).as("the output, once, for both").isEqualTo(1);
+    assertThat(listings.knownAbsent("out/p=2/part-1")).isTrue();
+    assertThat(listings.knownAbsent("out/_temporary"))
+        .as("the skipped directory is shown present")
+        .isFalse();
+    assertThat(listings.knownDirectory("out/_temporary"))
+        .as("but nothing is answered for it")
+        .isFalse();
   }
 }
