@@ -139,9 +139,12 @@ final class DestinationListings {
         }
       }
     }
+    String skipped = temporaryName == null ? null : prefix + temporaryName + "/";
     for (String directory : mergeInto) {
-      if ((directory + "/").startsWith(prefix)) {
-        listed.putIfAbsent(directory + "/", emptyListing(listedAt));
+      String below = directory + "/";
+      // Only what the listing covered: nothing is known of the skipped directory's insides.
+      if (below.startsWith(prefix) && (skipped == null || !below.startsWith(skipped))) {
+        listed.putIfAbsent(below, emptyListing(listedAt));
       }
     }
     // A listing sent later, by a concurrent merge, is kept over this one.

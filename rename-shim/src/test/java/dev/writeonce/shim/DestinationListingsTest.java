@@ -197,5 +197,12 @@ class DestinationListingsTest {
     assertThat(listings.knownDirectory("out/_temporary"))
         .as("but nothing is answered for it")
         .isFalse();
+
+    // A merge whose rules put files inside the skipped directory learns nothing of it.
+    assertThat(
+            listings.listTreeForMerge(
+                "out", 5_000, List.of("out/_temporary/0/task_1/p=1"), "_temporary"))
+        .isTrue();
+    assertThat(listings.knownAbsent("out/_temporary/0/task_1/p=1/part-1")).isFalse();
   }
 }
