@@ -55,8 +55,11 @@ final class DestinationListings {
   private final ShimStatistics counters;
   private final ConcurrentNavigableMap<String, Listing> byDirectory = new ConcurrentSkipListMap<>();
 
-  /** A directory listed whole, with everything under it: when, and how. */
-  private record Tree(long listedAtNanos, int maxKeys, String temporaryName) {}
+  /**
+   * A directory listed whole, with everything under it: when, and how; or found to hold more than
+   * {@code maxKeys} objects ({@code tooLarge}), which an output a merge is filling stays.
+   */
+  private record Tree(long listedAtNanos, int maxKeys, String temporaryName, boolean tooLarge) {}
 
   /**
    * A directory listed whole within this many windows is taken as the output of a merge still
@@ -109,6 +112,12 @@ final class DestinationListings {
     long listedAt = nanoClock.getAsLong();
     Tree before = trees.get(prefix);
     if (before != null
+        && before.tooLarge()
+        && listedAt - before.listedAtNanos() < TREE_IN_USE_WINDOWS * windowNanos) {
+      return false; // pages up to the limit each time would be wasted
+    }
+    if (before != null
+        && !before.tooLarge()
         && listedAt - before.listedAtNanos() < windowNanos / 2
         && mergeInto.stream().allMatch(directory -> answersFor(directory, listedAt))) {
       return true;
@@ -118,6 +127,7 @@ final class DestinationListings {
             ? gateway.listObjectsUpTo(prefix, maxKeys)
             : gateway.listObjectsUpTo(prefix, maxKeys, prefix + temporaryName + "/");
     if (objects.isEmpty()) {
+      trees.put(prefix, new Tree(listedAt, maxKeys, temporaryName, true));
       return false;
     }
     Map<String, Listing> listed = new HashMap<>();
@@ -156,7 +166,7 @@ final class DestinationListings {
                 (kept, fresh) -> fresh.listedAtNanos() - kept.listedAtNanos() >= 0 ? fresh : kept));
     trees.merge(
         prefix,
-        new Tree(listedAt, maxKeys, temporaryName),
+        new Tree(listedAt, maxKeys, temporaryName, false),
         (kept, fresh) -> fresh.listedAtNanos() - kept.listedAtNanos() >= 0 ? fresh : kept);
     counters.destinationListings.incrementAndGet();
     return true;
@@ -222,7 +232,9 @@ final class DestinationListings {
     for (String above = parentOf(directoryKey); !directoryKey.isEmpty(); above = parentOf(above)) {
       String treePrefix = above == null ? "" : above + "/";
       Tree tree = trees.get(treePrefix);
-      if (tree != null && now - tree.listedAtNanos() < TREE_IN_USE_WINDOWS * windowNanos) {
+      if (tree != null
+          && !tree.tooLarge()
+          && now - tree.listedAtNanos() < TREE_IN_USE_WINDOWS * windowNanos) {
         if (listTreeForMerge(
             above == null ? "" : above,
             tree.maxKeys(),

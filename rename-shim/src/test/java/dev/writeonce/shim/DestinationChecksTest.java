@@ -68,6 +68,14 @@ class DestinationChecksTest {
     assertThat(lists() - before).isEqualTo(4);
     assertThat(checks.answer("out/day=1/part-c")).isEqualTo(DestinationChecks.Answer.ABSENT);
     assertThat(lists() - before).isEqualTo(4);
+
+    // The next task's merge does not page through the output again to find it still too large.
+    String next = "out/_temporary/0/task_20261126_0001_m_000004";
+    checks.temporaryListed(next, List.of(next + "/day=0", next + "/day=1"));
+    checks.temporaryListed(next + "/day=0", List.of());
+    assertThat(lists() - before)
+        .as("out/day=0 (more children than a page, so not kept) twice, the output not again")
+        .isEqualTo(6);
   }
 
   @Test
