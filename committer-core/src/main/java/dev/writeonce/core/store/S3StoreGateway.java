@@ -400,28 +400,7 @@ public final class S3StoreGateway implements StoreGateway {
   @Override
   public Optional<List<ObjectInfo>> listObjectsUpTo(String prefix, int maxKeys)
       throws StoreException {
-    List<ObjectInfo> found = new ArrayList<>();
-    String token = null;
-    do {
-      ListObjectsV2Request.Builder request =
-          ListObjectsV2Request.builder().bucket(bucket).prefix(prefix).continuationToken(token);
-      ListObjectsV2Response page =
-          call(
-              RequestType.LIST_OBJECTS,
-              "ListObjectsV2",
-              prefix,
-              () -> observed(s3.listObjectsV2(request.build())));
-      for (S3Object object : page.contents()) {
-        long modified = object.lastModified() == null ? 0 : object.lastModified().toEpochMilli();
-        noteStoreTime(modified);
-        found.add(new ObjectInfo(object.key(), object.size(), object.eTag(), modified));
-      }
-      token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
-      if (found.size() > maxKeys || (token != null && found.size() >= maxKeys)) {
-        return Optional.empty();
-      }
-    } while (token != null);
-    return Optional.of(found);
+    return listObjectsUpTo(prefix, maxKeys, null);
   }
 
   /**
@@ -436,7 +415,7 @@ public final class S3StoreGateway implements StoreGateway {
    * the last key that directory can hold (StartAfter), so that a large directory inside the
    * listing, such as an output's {@code _temporary}, costs no pages. A store that ignores
    * StartAfter sends the listing from the start again: keys up to the last one kept are then left
-   * out, as they were kept already.
+   * out, as they were kept already. A null {@code skippedPrefix} skips nothing.
    */
   @Override
   public Optional<List<ObjectInfo>> listObjectsUpTo(
@@ -460,7 +439,7 @@ public final class S3StoreGateway implements StoreGateway {
               () -> observed(s3.listObjectsV2(request.build())));
       boolean reachedSkipped = false;
       for (S3Object object : page.contents()) {
-        if (object.key().startsWith(skippedPrefix)) {
+        if (skippedPrefix != null && object.key().startsWith(skippedPrefix)) {
           reachedSkipped = true;
           continue;
         }
