@@ -127,6 +127,7 @@ final class DestinationListings {
             ? gateway.listObjectsUpTo(prefix, maxKeys)
             : gateway.listObjectsUpTo(prefix, maxKeys, prefix + temporaryName + "/");
     if (objects.isEmpty()) {
+      forgetUnused(listedAt);
       trees.put(prefix, new Tree(listedAt, maxKeys, temporaryName, true));
       return false;
     }
@@ -157,6 +158,7 @@ final class DestinationListings {
         listed.putIfAbsent(below, emptyListing(listedAt));
       }
     }
+    forgetUnused(listedAt);
     // A listing sent later, by a concurrent merge, is kept over this one.
     listed.forEach(
         (directory, listing) ->
@@ -280,18 +282,26 @@ final class DestinationListings {
         }
       }
     }
-    // A long-lived instance lists many directories: keep only the listings checks still use.
-    byDirectory
-        .values()
-        .removeIf(
-            old ->
-                listedAt - old.listedAtNanos() >= windowNanos
-                    && listedAt - old.usedAtNanos().get() >= windowNanos);
+    forgetUnused(listedAt);
     byDirectory.put(
         prefix,
         new Listing(
             names, directories, listedAt, new java.util.concurrent.atomic.AtomicLong(listedAt)));
     counters.destinationListings.incrementAndGet();
+  }
+
+  /**
+   * A long-lived instance (a Hive server) lists many directories and outputs: keep only the
+   * listings checks still use, and the whole-output listings a merge may still renew.
+   */
+  private void forgetUnused(long now) {
+    byDirectory
+        .values()
+        .removeIf(
+            old ->
+                now - old.listedAtNanos() >= windowNanos
+                    && now - old.usedAtNanos().get() >= windowNanos);
+    trees.values().removeIf(old -> now - old.listedAtNanos() >= TREE_IN_USE_WINDOWS * windowNanos);
   }
 
   /** How many listings are kept, for tests. */

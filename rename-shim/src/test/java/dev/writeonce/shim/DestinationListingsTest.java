@@ -175,6 +175,17 @@ class DestinationListingsTest {
   }
 
   @Test
+  void listingsOfWholeOutputsNoCheckUsesAnyMoreAreDroppedWhenAnotherIsMade() throws Exception {
+    for (int table = 0; table < 20; table++) {
+      store.putObject("t" + table + "/p=1/part-0", new byte[] {1}, false);
+      listings.listTreeForMerge("t" + table, 5_000, List.of("t" + table + "/p=1"), null);
+      advanceMillis(WINDOW_MILLIS);
+    }
+
+    assertThat(listings.listingsKept()).as("the last output and its directory").isEqualTo(2);
+  }
+
+  @Test
   void aDirectoryOfAnOutputListedWholeWhoseListingRanOutGetsTheOutputListedAgainOnce()
       throws Exception {
     store.putObject("out/p=1/part-0", new byte[] {1}, false);
