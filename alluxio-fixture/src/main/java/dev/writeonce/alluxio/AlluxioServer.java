@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An Alluxio master and worker in this JVM, whose root is an S3 bucket, and a reader through
@@ -33,7 +34,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <pre>
  * watch PATH FILE PAUSE_MS   list PATH recursively (metadata synced with the bucket on every
  *                            listing), read every file, append one JSON line to FILE, pause, again
- * unwatch                    stop watching, after the observation under way
+ * unwatch                    stop watching, after the observation under way, or without it
+ *                            if it has not ended within 60 s (it is then left out of FILE)
  * snapshot PATH FILE         one observation, written to FILE
  * foc-write URI TASKS FILES BYTES
  *                            Hadoop's FileOutputCommitter (algorithm 1), as Spark's default
@@ -54,8 +56,15 @@ public final class AlluxioServer {
 
   private final FileSystem client;
   private final PrintStream out;
+
+  /** How long {@code unwatch} waits for the observation under way before leaving it out. */
+  private static final long OBSERVATION_WAIT_MILLIS = 60_000;
+
   private Thread watcher;
   private final AtomicBoolean watching = new AtomicBoolean();
+
+  /** Counts the watches begun and the ones abandoned; a watcher writes only while it is current. */
+  private final AtomicLong watches = new AtomicLong();
 
   private AlluxioServer(FileSystem client, PrintStream out) {
     this.client = client;
@@ -83,6 +92,11 @@ public final class AlluxioServer {
     settings.put("alluxio.master.throttle.enabled", "false");
     // The local cluster's test defaults use 1 KB blocks, far too small for table files.
     settings.put("alluxio.user.block.size.bytes.default", "64MB");
+    // A file that vanishes between a listing and its read (FileOutputCommitter's renames on the
+    // store) fails the read in seconds instead of after minutes of retries and stream waits.
+    settings.put("alluxio.user.block.read.retry.max.duration", "20s");
+    settings.put("alluxio.user.rpc.retry.max.duration", "20s");
+    settings.put("alluxio.user.streaming.data.read.timeout", "20s");
     for (String name : System.getProperties().stringPropertyNames()) {
       if (name.startsWith(SETTING)) {
         settings.put(name.substring(SETTING.length()), System.getProperty(name));
@@ -146,33 +160,59 @@ public final class AlluxioServer {
   private void watch(String path, Path file, long pauseMillis) {
     stopWatching();
     watching.set(true);
+    long watch = watches.incrementAndGet();
     watcher =
         new Thread(
             () -> {
               try (Writer writer = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
                 while (watching.get()) {
-                  writer.write(observe(path));
-                  writer.flush();
+                  String observation = observe(path);
+                  synchronized (watches) {
+                    if (watches.get() != watch) {
+                      return;
+                    }
+                    writer.write(observation);
+                    writer.flush();
+                  }
                   Thread.sleep(pauseMillis);
                 }
               } catch (IOException | InterruptedException e) {
-                out.println("WATCH_FAILED " + e);
+                if (watches.get() == watch) {
+                  out.println("WATCH_FAILED " + e);
+                }
               }
             },
             "writeonce-alluxio-watcher");
+    watcher.setDaemon(true);
     watcher.start();
   }
 
+  /**
+   * Ends the watch. An observation still under way after {@link #OBSERVATION_WAIT_MILLIS} (a read
+   * stuck in Alluxio's client) is abandoned: it writes nothing, so the file holds whole
+   * observations only, and the suite gets its answer.
+   */
   private void stopWatching() {
     watching.set(false);
-    if (watcher != null) {
-      try {
-        watcher.join();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      watcher = null;
+    if (watcher == null) {
+      return;
     }
+    try {
+      watcher.join(OBSERVATION_WAIT_MILLIS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (watcher.isAlive()) {
+      synchronized (watches) {
+        watches.incrementAndGet();
+      }
+      watcher.interrupt();
+      System.err.println(
+          "writeonce-alluxio: an observation still under way after "
+              + OBSERVATION_WAIT_MILLIS / 1000
+              + " s was abandoned and left out");
+    }
+    watcher = null;
   }
 
   /**
