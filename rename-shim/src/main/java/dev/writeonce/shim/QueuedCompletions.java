@@ -4,10 +4,12 @@ import dev.writeonce.core.engine.WorkerPool;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -37,6 +39,11 @@ import java.util.concurrent.Future;
  * IOException} naming the file; creates under the root keep failing with it until the temporary
  * tree is deleted or set up again, so a commit that swallows its cleanup's failure cannot mark the
  * job successful. The failed file's record stays, so deleting the temporary tree aborts its upload.
+ *
+ * <p>The barrier holds across the shim's instances in one JVM for the same bucket: with Hadoop's
+ * file system cache disabled ({@code fs.s3a.impl.disable.cache}), FileOutputCommitter merges
+ * through one instance and deletes the temporary tree through another, and that delete must wait
+ * for the first instance's completions rather than abort their uploads.
  */
 final class QueuedCompletions {
 
@@ -99,6 +106,9 @@ final class QueuedCompletions {
   private final String bucket;
   private final Map<String, Batch> batches = new ConcurrentHashMap<>();
 
+  /** The open instances of each bucket in this JVM, held weakly: an instance never closed goes. */
+  private static final Map<String, Set<QueuedCompletions>> OPEN = new ConcurrentHashMap<>();
+
   /**
    * @param landed told each destination once its completion went through, so that listings sent
    *     before it are not trusted for it
@@ -114,6 +124,33 @@ final class QueuedCompletions {
     this.landed = landed;
     this.counters = counters;
     this.bucket = bucket;
+    OPEN.computeIfAbsent(
+            bucket,
+            b -> Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>())))
+        .add(this);
+  }
+
+  /** This instance and the other open ones of its bucket, whose completions it waits for too. */
+  private List<QueuedCompletions> sharingTheBucket() {
+    Set<QueuedCompletions> open = OPEN.get(bucket);
+    if (open == null) {
+      return List.of(this);
+    }
+    synchronized (open) {
+      List<QueuedCompletions> all = new ArrayList<>(open);
+      if (!open.contains(this)) {
+        all.add(this);
+      }
+      return all;
+    }
+  }
+
+  /** After {@link #awaitAll} at the file system's close: other instances stop waiting for it. */
+  void close() {
+    Set<QueuedCompletions> open = OPEN.get(bucket);
+    if (open != null) {
+      open.remove(this);
+    }
   }
 
   /**
@@ -149,7 +186,9 @@ final class QueuedCompletions {
       throws IOException {
     try {
       completion.run();
-      landed.accept(destinationKey);
+      for (QueuedCompletions instance : sharingTheBucket()) {
+        instance.landed.accept(destinationKey);
+      }
       synchronized (batch) {
         batch.completedRecords.add(sourceKey);
       }
@@ -185,12 +224,14 @@ final class QueuedCompletions {
    * destination is one whether or not the completion has run.
    */
   boolean directoryOfQueued(String key) {
-    for (Batch batch : batches.values()) {
-      synchronized (batch) {
-        if (batch.failure == null
-            && batch.aboveDestinations.contains(key)
-            && !batch.destinations.contains(key)) {
-          return true;
+    for (QueuedCompletions instance : sharingTheBucket()) {
+      for (Batch batch : instance.batches.values()) {
+        synchronized (batch) {
+          if (batch.failure == null
+              && batch.aboveDestinations.contains(key)
+              && !batch.destinations.contains(key)) {
+            return true;
+          }
         }
       }
     }
@@ -199,9 +240,11 @@ final class QueuedCompletions {
 
   /** Before a status, listing or open of a key, and a delete or rename of one. */
   void beforeUse(String key) throws IOException {
-    for (Batch batch : batches.values()) {
-      if (watches(batch, key)) {
-        await(batch, false);
+    for (QueuedCompletions instance : sharingTheBucket()) {
+      for (Batch batch : instance.batches.values()) {
+        if (watches(batch, key)) {
+          instance.await(batch, false);
+        }
       }
     }
   }
@@ -217,9 +260,11 @@ final class QueuedCompletions {
    * while it is a create outside temporary directories.
    */
   void beforeCreate(String key, boolean temporary) throws IOException {
-    for (Batch batch : batches.values()) {
-      if (watches(batch, key) || (!temporary && batch.covers(key))) {
-        await(batch, !temporary);
+    for (QueuedCompletions instance : sharingTheBucket()) {
+      for (Batch batch : instance.batches.values()) {
+        if (watches(batch, key) || (!temporary && batch.covers(key))) {
+          instance.await(batch, !temporary);
+        }
       }
     }
   }
@@ -229,11 +274,13 @@ final class QueuedCompletions {
    * was reported ends once the temporary tree that held its files is gone or set up again.
    */
   void afterTemporaryTreeChanged(String key) {
-    for (Batch batch : batches.values()) {
-      synchronized (batch) {
-        if (batch.failure != null && batch.reported && batch.aboveSources.contains(key)) {
-          batch.ended = true;
-          batches.remove(batch.root, batch);
+    for (QueuedCompletions instance : sharingTheBucket()) {
+      for (Batch batch : instance.batches.values()) {
+        synchronized (batch) {
+          if (batch.failure != null && batch.reported && batch.aboveSources.contains(key)) {
+            batch.ended = true;
+            instance.batches.remove(batch.root, batch);
+          }
         }
       }
     }
@@ -256,9 +303,11 @@ final class QueuedCompletions {
 
   /** Waits for the completions queued under a directory, the caller's output for example. */
   void awaitUnder(String key) throws IOException {
-    for (Batch batch : batches.values()) {
-      if (batch.covers(key) || key.isEmpty() || batch.root.startsWith(key + "/")) {
-        await(batch, true);
+    for (QueuedCompletions instance : sharingTheBucket()) {
+      for (Batch batch : instance.batches.values()) {
+        if (batch.covers(key) || key.isEmpty() || batch.root.startsWith(key + "/")) {
+          instance.await(batch, true);
+        }
       }
     }
   }

@@ -115,6 +115,7 @@ final class ShimParts {
 
   /** Stops the threads; what they still run is abandoned. */
   void close() {
+    completions.close();
     threads.close();
     completionThreads.close();
     listingThreads.close();

@@ -30,6 +30,7 @@ class QueuedCompletionsTest {
   @AfterEach
   void closePool() {
     release.countDown();
+    completions.close();
     pool.close();
   }
 
@@ -70,6 +71,48 @@ class QueuedCompletionsTest {
     opener.setDaemon(true);
     opener.start();
     return opener;
+  }
+
+  /**
+   * With Hadoop's file system cache disabled, FileOutputCommitter's cleanup deletes the temporary
+   * tree through another instance than the one whose renames queued the completions.
+   */
+  @Test
+  void anotherInstanceOfTheBucketWaitsForTheQueuedCompletionsAndOneOfAnotherBucketDoesNot()
+      throws Exception {
+    List<String> landedElsewhere = Collections.synchronizedList(new ArrayList<>());
+    QueuedCompletions sameBucket =
+        new QueuedCompletions(pool, keys -> {}, landedElsewhere::add, counters, "b");
+    QueuedCompletions otherBucket =
+        new QueuedCompletions(pool, keys -> {}, key -> {}, counters, "other");
+    try {
+      queueHeld("part-0");
+      otherBucket.beforeUse("out/_temporary");
+      assertThat(completed).as("another bucket's delete does not wait").isEmpty();
+
+      countDownSoon(release);
+      sameBucket.beforeUse("out/_temporary");
+      assertThat(completed).as("waited for before the delete").containsExactly("out/part-0");
+      assertThat(recordDeletes)
+          .as("the record deleted by the instance that wrote it")
+          .containsExactly(List.of(TASK + "part-0"));
+      assertThat(landedElsewhere)
+          .as("the other instance's listings stop answering for the destination")
+          .containsExactly("out/part-0");
+      assertThat(completions.idle()).isTrue();
+    } finally {
+      sameBucket.close();
+      otherBucket.close();
+    }
+  }
+
+  @Test
+  void aClosedInstanceIsNoLongerWaitedForByAnother() throws Exception {
+    QueuedCompletions closed = new QueuedCompletions(pool, keys -> {}, key -> {}, counters, "b");
+    closed.queue(TASK + "part-9", "out/part-9", this::awaitRelease);
+    closed.close();
+    completions.beforeUse("out/_temporary");
+    assertThat(closed.idle()).as("still queued in the closed instance").isFalse();
   }
 
   @Test
