@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 import java.util.function.Predicate;
 
 /**
@@ -73,6 +74,9 @@ public final class FaultProxy implements AutoCloseable {
   private final List<Rule> rules = new CopyOnWriteArrayList<>();
   private final List<Socket> open = new CopyOnWriteArrayList<>();
   private final AtomicInteger injected = new AtomicInteger();
+  private volatile IntFunction<Fault> byOrdinal;
+  private final AtomicInteger ordinal = new AtomicInteger();
+  private final List<String> seen = new CopyOnWriteArrayList<>();
   private final Thread acceptor;
 
   private FaultProxy(URI upstream) throws IOException {
@@ -98,9 +102,45 @@ public final class FaultProxy implements AutoCloseable {
     return this;
   }
 
-  /** Removes every rule; requests pass untouched from now on. */
+  /**
+   * Numbers the requests from now on, 1 for the next, and gives each the fault {@code plan} names
+   * for its number ({@code null}: none). The rules of {@link #inject} apply to requests it spares.
+   */
+  public FaultProxy byOrdinal(IntFunction<Fault> plan) {
+    seen.clear();
+    ordinal.set(0);
+    byOrdinal = plan;
+    return this;
+  }
+
+  /**
+   * A client that dies at its {@code n}th request: that request, and every one after it, is reset
+   * before it reaches the store.
+   */
+  public FaultProxy crashAt(int n) {
+    return byOrdinal(i -> i >= n ? Fault.RESET_BEFORE : null);
+  }
+
+  /**
+   * A client that dies just after its {@code n}th request reached the store: the store acts on it,
+   * its answer is lost, and every later request is reset before it reaches the store.
+   */
+  public FaultProxy crashAfter(int n) {
+    return byOrdinal(
+        i -> i == n ? Fault.RESET_AFTER_STORE_ACTED : i > n ? Fault.RESET_BEFORE : null);
+  }
+
+  /**
+   * The requests numbered since {@link #byOrdinal}: {@code "N METHOD target"}, in arrival order.
+   */
+  public List<String> numbered() {
+    return List.copyOf(seen);
+  }
+
+  /** Removes every rule and plan; requests pass untouched from now on. */
   public FaultProxy heal() {
     rules.clear();
+    byOrdinal = null;
     return this;
   }
 
@@ -110,6 +150,16 @@ public final class FaultProxy implements AutoCloseable {
   }
 
   private Fault faultFor(Request request) {
+    IntFunction<Fault> plan = byOrdinal;
+    if (plan != null) {
+      int n = ordinal.incrementAndGet();
+      seen.add(n + " " + request.method() + " " + request.target());
+      Fault fault = plan.apply(n);
+      if (fault != null) {
+        injected.incrementAndGet();
+        return fault;
+      }
+    }
     for (Rule rule : rules) {
       if (rule.matches().test(request) && rule.remaining().getAndDecrement() > 0) {
         injected.incrementAndGet();
