@@ -56,17 +56,17 @@ import org.junit.jupiter.api.io.TempDir;
  * upload open. No COPY in any of it.
  */
 @EachStore
-class ShimJobCommitCutIT {
+class ShimCommitCutIT {
 
   private static final org.slf4j.Logger LOG =
-      org.slf4j.LoggerFactory.getLogger(ShimJobCommitCutIT.class);
+      org.slf4j.LoggerFactory.getLogger(ShimCommitCutIT.class);
 
   private static final int TASKS = 3;
   private static final int FILES_PER_TASK = 2;
 
   private final TestStore store;
 
-  ShimJobCommitCutIT(TestStore store) {
+  ShimCommitCutIT(TestStore store) {
     this.store = store;
   }
 
@@ -118,33 +118,51 @@ class ShimJobCommitCutIT {
 
   /** One job, its tasks committed straight to the store; returns each final key's content. */
   private Map<String, String> jobWithCommittedTasks(String root, int jobNumber) throws Exception {
+    Map<String, String> files = setUpJob(root, jobNumber);
+    for (int task = 0; task < TASKS; task++) {
+      TaskAttempt attempt = writeTask(root, jobNumber, task, 0, direct(view.uri(root + "out")));
+      attempt.committer().commitTask(attempt.context());
+      files.putAll(attempt.files());
+    }
+    closeFileSystems();
+    return files;
+  }
+
+  private Map<String, String> setUpJob(String root, int jobNumber) throws IOException {
     String out = view.uri(root + "out");
     Configuration conf = direct(out);
     JobContext job = new JobContextImpl(conf, jobId(jobNumber));
     new FileOutputCommitter(new org.apache.hadoop.fs.Path(out), job).setupJob(job);
+    return new LinkedHashMap<>();
+  }
+
+  /** A task attempt whose files are written, not committed. */
+  private record TaskAttempt(
+      TaskAttemptContext context, FileOutputCommitter committer, Map<String, String> files) {}
+
+  private TaskAttempt writeTask(
+      String root, int jobNumber, int task, int attemptNumber, Configuration conf)
+      throws IOException {
+    String out = view.uri(root + "out");
+    TaskAttemptContext context =
+        new TaskAttemptContextImpl(
+            conf, new TaskAttemptID("2026112600", jobNumber, TaskType.MAP, task, attemptNumber));
+    FileOutputCommitter committer =
+        new FileOutputCommitter(new org.apache.hadoop.fs.Path(out), context);
+    committer.setupTask(context);
+    FileSystem fs = committer.getWorkPath().getFileSystem(conf);
+    String directory = task == 0 ? "" : "p=" + (task % 2) + "/";
     Map<String, String> files = new LinkedHashMap<>();
-    for (int task = 0; task < TASKS; task++) {
-      TaskAttemptContext context =
-          new TaskAttemptContextImpl(
-              conf, new TaskAttemptID("2026112600", jobNumber, TaskType.MAP, task, 0));
-      FileOutputCommitter committer =
-          new FileOutputCommitter(new org.apache.hadoop.fs.Path(out), context);
-      committer.setupTask(context);
-      FileSystem fs = committer.getWorkPath().getFileSystem(conf);
-      String directory = task == 0 ? "" : "p=" + (task % 2) + "/";
-      for (int i = 0; i < FILES_PER_TASK; i++) {
-        String name = String.format(Locale.ROOT, "%spart-m-%05d-%03d", directory, task, i);
-        String content = name + " of " + root + "\n";
-        try (FSDataOutputStream stream =
-            fs.create(new org.apache.hadoop.fs.Path(committer.getWorkPath(), name), false)) {
-          stream.write(content.getBytes(StandardCharsets.UTF_8));
-        }
-        files.put(root + "out/" + name, content);
+    for (int i = 0; i < FILES_PER_TASK; i++) {
+      String name = String.format(Locale.ROOT, "%spart-m-%05d-%03d", directory, task, i);
+      String content = name + " of " + root + ", attempt " + attemptNumber + "\n";
+      try (FSDataOutputStream stream =
+          fs.create(new org.apache.hadoop.fs.Path(committer.getWorkPath(), name), false)) {
+        stream.write(content.getBytes(StandardCharsets.UTF_8));
       }
-      committer.commitTask(context);
+      files.put(root + "out/" + name, content);
     }
-    closeFileSystems();
-    return files;
+    return new TaskAttempt(context, committer, files);
   }
 
   private static JobID jobId(int jobNumber) {
@@ -328,6 +346,84 @@ class ShimJobCommitCutIT {
       assertCommitted(what, root, files);
     }
     assertThat(store.meter().read().minus(before).requests(S3Api.COPY_OBJECT)).isZero();
+  }
+
+  /**
+   * A task commit cut at each of its requests in turn, before and after the store acted on it: the
+   * framework runs the task again, and the job commits the second attempt's files only. The first
+   * attempt's uploads, whose records the cut left in its directory, in the committed task's
+   * directory or in both, are aborted by the second attempt's commit or by the job's cleanup.
+   */
+  @Test
+  void aTaskCommitCutAtAnyRequestIsReplacedByItsRetryAndLeavesNoUploadOpen() throws Exception {
+    Traffic before = store.meter().read();
+    int requests =
+        taskCommitCutThenRetried(
+            "task-clean/", 2000, "without faults", p -> p.byOrdinal(n -> null));
+    LOG.info(
+        "{}: a clean task commit sends {} requests: {}", store.name(), requests, proxy.numbered());
+    assertThat(requests).as("requests of the task commit").isPositive();
+    for (int n = 1; n <= requests; n++) {
+      int at = n;
+      taskCommitCutThenRetried(
+          String.format(Locale.ROOT, "task-cut-%03d-before/", n),
+          2000 + 2 * n,
+          "task commit cut at request " + n,
+          p -> p.crashAt(at));
+      taskCommitCutThenRetried(
+          String.format(Locale.ROOT, "task-cut-%03d-after/", n),
+          2001 + 2 * n,
+          "task commit cut after request " + n,
+          p -> p.crashAfter(at));
+    }
+    assertThat(store.meter().read().minus(before).requests(S3Api.COPY_OBJECT)).isZero();
+  }
+
+  /**
+   * Commits tasks 0 and 2, then task 1's first attempt through the proxy under {@code faults}; then
+   * the framework's retry of task 1 and the job commit, straight to the store; checks the job's
+   * output. Returns how many requests the cut task commit sent through the proxy.
+   */
+  private int taskCommitCutThenRetried(
+      String root, int jobNumber, String what, Consumer<FaultProxy> faults) throws Exception {
+    String out = view.uri(root + "out");
+    Map<String, String> files = setUpJob(root, jobNumber);
+    for (int task = 0; task < TASKS; task += 2) {
+      TaskAttempt attempt = writeTask(root, jobNumber, task, 0, direct(out));
+      attempt.committer().commitTask(attempt.context());
+      files.putAll(attempt.files());
+    }
+    TaskAttempt cut = writeTask(root, jobNumber, 1, 0, direct(out));
+    closeFileSystems();
+
+    faults.accept(proxy);
+    TaskAttemptContext throughProxy =
+        new TaskAttemptContextImpl(throughProxy(out), cut.context().getTaskAttemptID());
+    try {
+      new FileOutputCommitter(new org.apache.hadoop.fs.Path(out), throughProxy)
+          .commitTask(throughProxy);
+    } catch (IOException e) {
+      LOG.info("{}: the task commit failed: {}", what, e.toString());
+    }
+    closeFileSystems();
+    proxy.heal();
+    int requests = proxy.numbered().size();
+
+    TaskAttempt retry = writeTask(root, jobNumber, 1, 1, direct(out));
+    retry.committer().commitTask(retry.context());
+    files.putAll(retry.files());
+    JobContext job = new JobContextImpl(direct(out), jobId(jobNumber));
+    new FileOutputCommitter(new org.apache.hadoop.fs.Path(out), job).commitJob(job);
+    closeFileSystems();
+
+    assertCommitted(what, root, files);
+    assertThat(
+            view.keys(root + "out/").stream()
+                .filter(key -> !key.endsWith("/") && !key.endsWith("/_SUCCESS"))
+                .toList())
+        .as("%s: the job's files, each once, the retried task's from its second attempt", what)
+        .containsExactlyInAnyOrderElementsOf(files.keySet());
+    return requests;
   }
 
   /**
