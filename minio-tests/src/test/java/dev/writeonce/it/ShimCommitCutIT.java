@@ -73,6 +73,7 @@ class ShimCommitCutIT {
   @TempDir Path scratch;
 
   private FaultProxy proxy;
+  private int algorithm = 1;
   private String bucket;
   private BucketView view;
 
@@ -91,7 +92,7 @@ class ShimCommitCutIT {
 
   /** The suite's settings for FileOutputCommitter v1 through the shim, straight to the store. */
   private Configuration direct(String out) {
-    Configuration conf = MapReduceJobs.classicConfiguration(store, scratch, 1, true);
+    Configuration conf = MapReduceJobs.classicConfiguration(store, scratch, algorithm, true);
     store.emptyObjectSettings().forEach(conf::set);
     conf.set("mapreduce.output.fileoutputformat.outputdir", out);
     return conf;
@@ -356,24 +357,43 @@ class ShimCommitCutIT {
    */
   @Test
   void aTaskCommitCutAtAnyRequestIsReplacedByItsRetryAndLeavesNoUploadOpen() throws Exception {
+    sweepTaskCommitCuts("task", 2000);
+  }
+
+  /**
+   * The same with FileOutputCommitter v2, whose task commit completes each file into place: a cut
+   * leaves some of the first attempt's files in place, which the retry's commit replaces.
+   */
+  @Test
+  void aVersion2TaskCommitCutAtAnyRequestIsReplacedByItsRetryAndLeavesNoUploadOpen()
+      throws Exception {
+    algorithm = 2;
+    sweepTaskCommitCuts("v2-task", 3000);
+  }
+
+  private void sweepTaskCommitCuts(String prefix, int jobNumbers) throws Exception {
     Traffic before = store.meter().read();
     int requests =
         taskCommitCutThenRetried(
-            "task-clean/", 2000, "without faults", p -> p.byOrdinal(n -> null));
+            prefix + "-clean/", jobNumbers, "without faults", p -> p.byOrdinal(n -> null));
     LOG.info(
-        "{}: a clean task commit sends {} requests: {}", store.name(), requests, proxy.numbered());
+        "{}: a clean task commit (v{}) sends {} requests: {}",
+        store.name(),
+        algorithm,
+        requests,
+        proxy.numbered());
     assertThat(requests).as("requests of the task commit").isPositive();
     for (int n = 1; n <= requests; n++) {
       int at = n;
       taskCommitCutThenRetried(
-          String.format(Locale.ROOT, "task-cut-%03d-before/", n),
-          2000 + 2 * n,
-          "task commit cut at request " + n,
+          String.format(Locale.ROOT, "%s-cut-%03d-before/", prefix, n),
+          jobNumbers + 2 * n,
+          "task commit (v" + algorithm + ") cut at request " + n,
           p -> p.crashAt(at));
       taskCommitCutThenRetried(
-          String.format(Locale.ROOT, "task-cut-%03d-after/", n),
-          2001 + 2 * n,
-          "task commit cut after request " + n,
+          String.format(Locale.ROOT, "%s-cut-%03d-after/", prefix, n),
+          jobNumbers + 1 + 2 * n,
+          "task commit (v" + algorithm + ") cut after request " + n,
           p -> p.crashAfter(at));
     }
     assertThat(store.meter().read().minus(before).requests(S3Api.COPY_OBJECT)).isZero();
