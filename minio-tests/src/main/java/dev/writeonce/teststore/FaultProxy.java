@@ -130,6 +130,11 @@ public final class FaultProxy implements AutoCloseable {
         i -> i == n ? Fault.RESET_AFTER_STORE_ACTED : i > n ? Fault.RESET_BEFORE : null);
   }
 
+  /** A client whose {@code n}th request reaches the store and loses its answer; nothing else. */
+  public FaultProxy loseAnswerOf(int n) {
+    return byOrdinal(i -> i == n ? Fault.RESET_AFTER_STORE_ACTED : null);
+  }
+
   /**
    * The requests numbered since {@link #byOrdinal}: {@code "N METHOD target"}, in arrival order.
    */

@@ -281,10 +281,9 @@ class ShimCommitCutIT {
   /** The requests the job commit sends when nothing fails, numbered. */
   private List<String> requestsOfACleanJobCommit() throws Exception {
     Map<String, String> files = jobWithCommittedTasks("clean/", 1);
-    List<String> numbered = new ArrayList<>();
     Throwable failure = commitThroughProxy("clean/", 1, p -> p.byOrdinal(n -> null));
     assertThat(failure).as("the job commit without faults").isNull();
-    numbered.addAll(proxy.numbered());
+    List<String> numbered = proxy.numbered();
     assertCommitted("without faults", "clean/", files);
     LOG.info(
         "{}: a clean job commit sends {} requests: {}", store.name(), numbered.size(), numbered);
@@ -309,15 +308,7 @@ class ShimCommitCutIT {
         int cut = n;
         Throwable failure =
             commitThroughProxy(
-                root,
-                jobNumber,
-                p -> {
-                  if (actedOn) {
-                    p.crashAfter(cut);
-                  } else {
-                    p.crashAt(cut);
-                  }
-                });
+                root, jobNumber, actedOn ? p -> p.crashAfter(cut) : p -> p.crashAt(cut));
         String what =
             "cut "
                 + (actedOn ? "after" : "at")
@@ -354,11 +345,7 @@ class ShimCommitCutIT {
       int jobNumber = 1000 + n;
       Map<String, String> files = jobWithCommittedTasks(root, jobNumber);
       int lost = n;
-      Throwable failure =
-          commitThroughProxy(
-              root,
-              jobNumber,
-              p -> p.byOrdinal(i -> i == lost ? FaultProxy.Fault.RESET_AFTER_STORE_ACTED : null));
+      Throwable failure = commitThroughProxy(root, jobNumber, p -> p.loseAnswerOf(lost));
       String what = "answer " + n + " lost";
       assertThat(failure).as("%s: %s", what, failure).isNull();
       assertCommitted(what, root, files);
