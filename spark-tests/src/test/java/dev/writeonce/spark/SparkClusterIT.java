@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.SparkConf;
@@ -21,6 +22,7 @@ import org.apache.spark.deploy.master.Master;
 import org.apache.spark.deploy.worker.Worker;
 import org.apache.spark.rpc.RpcEnv;
 import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerJobStart;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -32,6 +34,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 import scala.Option;
 import scala.Tuple3;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Spark with executors in JVMs of their own: a standalone master and two workers started in the
@@ -138,16 +141,24 @@ class SparkClusterIT implements StoreLifecycle {
     cluster.forEach(RpcEnv::shutdown);
   }
 
-  /** Writes the data as Parquet while counting its task attempts. */
+  /**
+   * Writes the data as Parquet while counting the task attempts of its jobs only. A task killed
+   * after its job ended (the loser of a speculative race, in an earlier write or a read-back) can
+   * report its end while this write runs, so attempts are counted by the write's job group.
+   */
   private AttemptListener writeWatched(Dataset<Row> data, String uri) throws Exception {
-    AttemptListener listener = new AttemptListener();
+    String group = "watched-" + UUID.randomUUID();
+    AttemptListener listener = new AttemptListener(group);
     spark.sparkContext().addSparkListener(listener);
+    spark.sparkContext().setJobGroup(group, "write to " + uri, false);
     try {
       data.write().parquet(uri);
       spark.sparkContext().listenerBus().waitUntilEmpty();
     } finally {
+      spark.sparkContext().clearJobGroup();
       spark.sparkContext().removeSparkListener(listener);
     }
+    assertThat(listener.stages).as("the write's stages were seen").isNotEmpty();
     return listener;
   }
 
@@ -161,8 +172,11 @@ class SparkClusterIT implements StoreLifecycle {
     return files;
   }
 
-  /** Counts failed task attempts and the executors tasks ran on. */
+  /** Counts the failed task attempts of one job group's jobs, and the executors they ran on. */
   static final class AttemptListener extends SparkListener {
+    private final String group;
+    final Set<Integer> stages = ConcurrentHashMap.newKeySet();
+
     final LongAdder failed = new LongAdder();
     final LongAdder speculative = new LongAdder();
 
@@ -172,8 +186,23 @@ class SparkClusterIT implements StoreLifecycle {
     final Set<String> executors = ConcurrentHashMap.newKeySet();
     final Set<String> hosts = ConcurrentHashMap.newKeySet();
 
+    AttemptListener(String group) {
+      this.group = group;
+    }
+
+    @Override
+    public void onJobStart(SparkListenerJobStart start) {
+      if (start.properties() != null
+          && group.equals(start.properties().getProperty("spark.jobGroup.id"))) {
+        CollectionConverters.asJava(start.stageIds()).forEach(id -> stages.add((Integer) id));
+      }
+    }
+
     @Override
     public void onTaskEnd(SparkListenerTaskEnd end) {
+      if (!stages.contains(end.stageId())) {
+        return;
+      }
       if (end.taskInfo().failed()) {
         failed.increment();
       }
