@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
@@ -44,10 +45,7 @@ final class DestinationListings {
 
   /** One listing, and when a check last used it: a merge in progress lists again once it is old. */
   private record Listing(
-      Set<String> names,
-      Set<String> directories,
-      long listedAtNanos,
-      java.util.concurrent.atomic.AtomicLong usedAtNanos) {}
+      Set<String> names, Set<String> directories, long listedAtNanos, AtomicLong usedAtNanos) {}
 
   private final StoreGateway gateway;
   private final long windowNanos;
@@ -75,6 +73,11 @@ final class DestinationListings {
 
   /** Every ancestor directory of those keys, by when: a write under it makes it exist. */
   private final Map<String, Long> writtenUnder = new ConcurrentHashMap<>();
+
+  /** Keys this instance removed, and directories above them: listings sent before show them. */
+  private final Map<String, Long> removed = new ConcurrentHashMap<>();
+
+  private final Map<String, Long> removedUnder = new ConcurrentHashMap<>();
 
   DestinationListings(
       StoreGateway gateway, long windowMillis, LongSupplier nanoClock, ShimStatistics counters) {
@@ -187,9 +190,14 @@ final class DestinationListings {
 
   /** Whether this instance wrote at the key or at a directory above it since the given time. */
   private boolean writtenSince(String key, long sinceNanos) {
-    for (String at = key; at != null; at = parentOf(at)) {
-      Long written = this.written.get(at);
-      if (written != null && written - sinceNanos >= 0) {
+    return since(written, key, sinceNanos, true);
+  }
+
+  /** Whether the map holds the key, or one above it when asked, at or after the given time. */
+  private static boolean since(Map<String, Long> at, String key, long sinceNanos, boolean above) {
+    for (String k = key; k != null; k = above ? parentOf(k) : null) {
+      Long when = at.get(k);
+      if (when != null && when - sinceNanos >= 0) {
         return true;
       }
     }
@@ -201,7 +209,7 @@ final class DestinationListings {
         ConcurrentHashMap.newKeySet(),
         ConcurrentHashMap.newKeySet(),
         listedAt,
-        new java.util.concurrent.atomic.AtomicLong(listedAt));
+        new AtomicLong(listedAt));
   }
 
   /**
@@ -269,24 +277,17 @@ final class DestinationListings {
       byDirectory.remove(prefix);
       return;
     }
-    Set<String> names = ConcurrentHashMap.newKeySet();
-    Set<String> directories = ConcurrentHashMap.newKeySet();
+    Listing listing = emptyListing(listedAt);
     for (String child : children) {
       String name = child.substring(prefix.length());
       boolean directory = name.endsWith("/");
       name = directory ? name.substring(0, name.length() - 1) : name;
-      if (!name.isEmpty()) {
-        names.add(name);
-        if (directory) {
-          directories.add(name);
-        }
+      if (!name.isEmpty() && listing.names().add(name) && directory) {
+        listing.directories().add(name);
       }
     }
     forgetUnused(listedAt);
-    byDirectory.put(
-        prefix,
-        new Listing(
-            names, directories, listedAt, new java.util.concurrent.atomic.AtomicLong(listedAt)));
+    byDirectory.put(prefix, listing);
     counters.destinationListings.incrementAndGet();
   }
 
@@ -355,7 +356,9 @@ final class DestinationListings {
     }
     Listing listing = freshListingAbove(key);
     if (listing == null
-        || !listing.directories().contains(key.substring(key.lastIndexOf('/') + 1))) {
+        || !listing.directories().contains(key.substring(key.lastIndexOf('/') + 1))
+        || since(removed, key, listing.listedAtNanos(), true)
+        || since(removedUnder, key, listing.listedAtNanos(), false)) {
       return false;
     }
     counters.destinationDirectoriesFromListing.incrementAndGet();
@@ -392,12 +395,15 @@ final class DestinationListings {
   /**
    * This instance removes the key (a delete, or a rename away from it): a directory above it may
    * vanish with it, so no listing answers for those directories any more, and listings of the key
-   * itself or below it are dropped.
+   * itself or below it are dropped. A listing sent before this call and kept after it, which may
+   * still show them, is not taken as showing directories there: callers call this again when the
+   * removal ends.
    */
   void removed(String key) {
     if (!enabled()) {
       return;
     }
+    remember(removed, removedUnder, key);
     if (key.isEmpty()) {
       byDirectory.clear();
       return;
@@ -418,18 +424,21 @@ final class DestinationListings {
    * when the write starts and again when it ends: a listing sent in between may not show it.
    */
   void wrote(String key) {
-    if (!enabled()) {
-      return;
+    if (enabled()) {
+      remember(written, writtenUnder, key);
     }
+  }
+
+  private void remember(Map<String, Long> keys, Map<String, Long> under, String key) {
     long now = nanoClock.getAsLong();
-    if (written.size() + writtenUnder.size() > MAX_REMEMBERED) {
-      // Long after the window every listing in use was sent after these writes, and shows them.
-      written.values().removeIf(at -> now - at > FORGET_AFTER_NANOS);
-      writtenUnder.values().removeIf(at -> now - at > FORGET_AFTER_NANOS);
+    if (keys.size() + under.size() > MAX_REMEMBERED) {
+      // Long after the window every listing in use was sent after these changes, and shows them.
+      keys.values().removeIf(at -> now - at > FORGET_AFTER_NANOS);
+      under.values().removeIf(at -> now - at > FORGET_AFTER_NANOS);
     }
-    written.put(key, now);
+    keys.put(key, now);
     for (String above = parentOf(key); above != null; above = parentOf(above)) {
-      writtenUnder.put(above, now);
+      under.put(above, now);
     }
   }
 

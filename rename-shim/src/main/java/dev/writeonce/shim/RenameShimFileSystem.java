@@ -401,6 +401,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
       return parts.renames.rename(src, srcKey, dstKey, destinationAbsent);
     } finally {
       parts.checks.wrote(dstKey);
+      parts.checks.removed(srcKey);
       parts.trees.removed(srcKey);
     }
   }

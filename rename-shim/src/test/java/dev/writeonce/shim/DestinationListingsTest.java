@@ -3,10 +3,15 @@ package dev.writeonce.shim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.writeonce.core.store.RequestType;
+import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.testing.InMemoryStore;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class DestinationListingsTest {
@@ -162,6 +167,65 @@ class DestinationListingsTest {
 
     assertThat(listings.knownAbsent("out/p=1/part-0")).isFalse();
     assertThat(lists()).isEqualTo(1);
+  }
+
+  /**
+   * The same store, through a gateway that runs {@code duringListing} after the store answered a
+   * listing and before that answer reaches the listings: a delete that overtakes it on the wire.
+   */
+  private StoreGateway racingListings(Runnable duringListing) {
+    InvocationHandler handler =
+        (proxy, method, args) -> {
+          Object answer;
+          try {
+            answer = method.invoke(store, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+          if (method.getName().equals("listChildren")) {
+            duringListing.run();
+          }
+          return answer;
+        };
+    return (StoreGateway)
+        Proxy.newProxyInstance(
+            StoreGateway.class.getClassLoader(), new Class<?>[] {StoreGateway.class}, handler);
+  }
+
+  @Test
+  void aDirectoryDeletedWhileAListingWasOnTheWireIsNotReportedByThatListing() throws Exception {
+    store.putObject("out/p=1/part-0", new byte[] {1}, false);
+    store.putObject("out/p=2/part-0", new byte[] {1}, false);
+    store.putObject("out/p=2/sub/part-0", new byte[] {1}, false);
+    AtomicReference<DestinationListings> racing = new AtomicReference<>();
+    AtomicReference<String> deleting = new AtomicReference<>();
+    racing.set(
+        new DestinationListings(
+            racingListings(
+                () -> {
+                  String key = deleting.get();
+                  // The shim's delete: removed when it starts, the objects go, removed when it
+                  // ends.
+                  advanceMillis(1);
+                  racing.get().removed(key);
+                  store.deleteObjects(
+                      store.keys().stream().filter(k -> k.startsWith(key + "/")).toList());
+                  advanceMillis(1);
+                  racing.get().removed(key);
+                }),
+            WINDOW_MILLIS,
+            nanos::get,
+            counters));
+
+    deleting.set("out/p=1");
+    racing.get().list("out");
+    assertThat(racing.get().knownDirectory("out/p=1")).as("deleted under the listing").isFalse();
+    assertThat(racing.get().knownDirectory("out/p=2")).as("untouched").isTrue();
+
+    deleting.set("out/p=2");
+    racing.get().list("out/p=2");
+    assertThat(racing.get().knownDirectory("out/p=2/sub")).as("below a deleted one").isFalse();
+    assertThat(store.keys()).isEmpty();
   }
 
   @Test
