@@ -185,15 +185,13 @@ final class DestinationListings {
     Listing listing = byDirectory.get(directoryKey + "/");
     return listing != null
         && now - listing.listedAtNanos() < windowNanos / 2
-        && !writtenSince(directoryKey, listing.listedAtNanos());
+        && !since(written, directoryKey, listing.listedAtNanos(), true);
   }
 
-  /** Whether this instance wrote at the key or at a directory above it since the given time. */
-  private boolean writtenSince(String key, long sinceNanos) {
-    return since(written, key, sinceNanos, true);
-  }
-
-  /** Whether the map holds the key, or one above it when asked, at or after the given time. */
+  /**
+   * Whether the map (of what this instance wrote or removed) holds the key, or when asked one above
+   * it, at or after the given time.
+   */
   private static boolean since(Map<String, Long> at, String key, long sinceNanos, boolean above) {
     for (String k = key; k != null; k = above ? parentOf(k) : null) {
       Long when = at.get(k);
@@ -282,8 +280,11 @@ final class DestinationListings {
       String name = child.substring(prefix.length());
       boolean directory = name.endsWith("/");
       name = directory ? name.substring(0, name.length() - 1) : name;
-      if (!name.isEmpty() && listing.names().add(name) && directory) {
-        listing.directories().add(name);
+      if (!name.isEmpty()) {
+        listing.names().add(name);
+        if (directory) {
+          listing.directories().add(name);
+        }
       }
     }
     forgetUnused(listedAt);
@@ -342,7 +343,7 @@ final class DestinationListings {
     // A directory renamed or copied onto an ancestor brought children this listing, sent before
     // that rename ended, may not show; one that ended before it is in the listing.
     String parent = parentOf(key);
-    return parent == null || !writtenSince(parent, listing.listedAtNanos());
+    return parent == null || !since(written, parent, listing.listedAtNanos(), true);
   }
 
   /**
