@@ -351,45 +351,101 @@ public final class S3StoreGateway implements StoreGateway {
 
   @Override
   public List<String> listChildren(String prefix, int maxEntries) throws StoreException {
-    ListObjectsV2Request request =
-        ListObjectsV2Request.builder()
-            .bucket(bucket)
-            .prefix(prefix)
-            .delimiter("/")
-            .maxKeys(maxEntries)
-            .build();
-    ListObjectsV2Response page =
-        call(RequestType.LIST_OBJECTS, "ListObjectsV2", prefix, () -> s3.listObjectsV2(request));
     List<String> children = new ArrayList<>();
-    page.commonPrefixes().forEach(p -> children.add(p.prefix()));
-    page.contents().forEach(o -> children.add(o.key()));
-    return children;
+    String token = null;
+    do {
+      ListObjectsV2Request request =
+          ListObjectsV2Request.builder()
+              .bucket(bucket)
+              .prefix(prefix)
+              .delimiter("/")
+              .maxKeys(Math.min(1000, maxEntries - children.size()))
+              .continuationToken(token)
+              .build();
+      ListObjectsV2Response page =
+          call(
+              RequestType.LIST_OBJECTS,
+              "ListObjectsV2",
+              prefix,
+              () -> observed(s3.listObjectsV2(request)));
+      page.commonPrefixes().forEach(p -> children.add(p.prefix()));
+      page.contents().forEach(o -> children.add(o.key()));
+      token = nextToken(page, prefix);
+    } while (token != null && children.size() < maxEntries);
+    return children.size() > maxEntries ? children.subList(0, maxEntries) : children;
   }
 
+  /**
+   * The token of the page after this one, null when it was the last. The S3 API lets a page hold
+   * fewer entries than asked (none, even) while more remain: only {@code IsTruncated} tells.
+   */
+  private String nextToken(ListObjectsV2Response page, String prefix) throws StoreException {
+    if (!Boolean.TRUE.equals(page.isTruncated())) {
+      return null;
+    }
+    String token = page.nextContinuationToken();
+    if (token == null || token.isEmpty()) {
+      throw new StoreException(
+          ErrorKind.FATAL,
+          200,
+          "ListObjectsV2 "
+              + uri(prefix)
+              + ": the store marked a page truncated and gave no continuation token, so the"
+              + " rest of the listing cannot be read",
+          null);
+    }
+    return token;
+  }
+
+  /**
+   * Whether a key is a file, a directory or both. One LIST with delimiter '/' and the key as prefix
+   * answers both in the usual case: the object comes first, and the directory appears as the prefix
+   * {@code key/}, after any keys that share the prefix and sort before '/' ({@code key.crc}, {@code
+   * key-1}). Pages are read until {@code key/} is passed or the listing ends, so a short, truncated
+   * page never reads as "no such directory".
+   */
   @Override
   public KeyProbe probe(String key) throws StoreException {
-    // Keys that share the prefix but sort before key + "/" (key.crc, key-1) come first: a page of
-    // 1,000 covers every practical case; a longer run of them reads as "no directory".
-    ListObjectsV2Request request =
-        ListObjectsV2Request.builder()
-            .bucket(bucket)
-            .prefix(key)
-            .delimiter("/")
-            .maxKeys(1000)
-            .build();
-    ListObjectsV2Response page =
-        call(RequestType.LIST_OBJECTS, "ListObjectsV2", key, () -> s3.listObjectsV2(request));
-    ObjectInfo object = null;
-    for (S3Object found : page.contents()) {
-      if (found.key().equals(key)) {
-        long modified = found.lastModified() == null ? 0 : found.lastModified().toEpochMilli();
-        object = new ObjectInfo(key, found.size(), found.eTag(), modified);
-      }
-    }
     String directory = key + "/";
-    boolean isDirectory =
-        page.commonPrefixes().stream().anyMatch(p -> p.prefix().equals(directory));
+    byte[] directoryBytes = directory.getBytes(StandardCharsets.UTF_8);
+    ObjectInfo object = null;
+    boolean isDirectory = false;
+    String token = null;
+    do {
+      ListObjectsV2Request request =
+          ListObjectsV2Request.builder()
+              .bucket(bucket)
+              .prefix(key)
+              .delimiter("/")
+              .maxKeys(1000)
+              .continuationToken(token)
+              .build();
+      ListObjectsV2Response page =
+          call(
+              RequestType.LIST_OBJECTS,
+              "ListObjectsV2",
+              key,
+              () -> observed(s3.listObjectsV2(request)));
+      boolean passed = false;
+      for (S3Object found : page.contents()) {
+        if (found.key().equals(key)) {
+          long modified = found.lastModified() == null ? 0 : found.lastModified().toEpochMilli();
+          object = new ObjectInfo(key, found.size(), found.eTag(), modified);
+        }
+        passed |= sortsAfter(found.key(), directoryBytes);
+      }
+      for (software.amazon.awssdk.services.s3.model.CommonPrefix found : page.commonPrefixes()) {
+        isDirectory |= found.prefix().equals(directory);
+        passed |= sortsAfter(found.prefix(), directoryBytes);
+      }
+      token = isDirectory || passed ? null : nextToken(page, key);
+    } while (token != null);
     return new KeyProbe(object, isDirectory);
+  }
+
+  /** Whether a listed key comes after {@code bound} in S3's (UTF-8 byte) listing order. */
+  private static boolean sortsAfter(String listed, byte[] bound) {
+    return Arrays.compareUnsigned(listed.getBytes(StandardCharsets.UTF_8), bound) > 0;
   }
 
   @Override
@@ -453,7 +509,7 @@ public final class S3StoreGateway implements StoreGateway {
         noteStoreTime(modified);
         found.add(new ObjectInfo(object.key(), object.size(), object.eTag(), modified));
       }
-      token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
+      token = nextToken(page, prefix);
       if (found.size() > maxKeys || (token != null && found.size() >= maxKeys)) {
         return Optional.empty();
       }

@@ -112,14 +112,17 @@ public interface StoreGateway {
   Optional<ObjectInfo> headObject(String key) throws StoreException;
 
   /**
-   * The first entries directly under a prefix, in one LIST request with delimiter '/': object keys
-   * and "directory" prefixes (ending in '/'), at most {@code maxEntries} of them.
+   * The first entries directly under a prefix, by LIST with delimiter '/': object keys and
+   * "directory" prefixes (ending in '/'), at most {@code maxEntries} of them. Fewer only when there
+   * are no more: a page the store marks truncated is followed however few entries it holds, as the
+   * S3 API allows. Usually one request.
    */
   List<String> listChildren(String prefix, int maxEntries) throws StoreException;
 
   /**
-   * Whether a key is a file, a directory or both, in one LIST request with delimiter '/' and the
-   * key as prefix. This default asks {@link #listChildren} and, for a file, {@link #headObject}.
+   * Whether a key is a file, a directory or both, by LIST with delimiter '/' and the key as prefix
+   * (usually one request). This default asks {@link #listChildren} and, for a file, {@link
+   * #headObject}; it is exact for up to 1,000 entries that share the prefix.
    */
   default KeyProbe probe(String key) throws StoreException {
     List<String> children = listChildren(key, 1000);
