@@ -28,6 +28,7 @@ public final class ShimMissFormat {
           if (miss.etag().isPresent()) {
             out.writeStringField("etag", miss.etag().get());
           }
+          out.writeNumberField("parts", miss.parts());
           out.writeNumberField("createdAtMillis", miss.createdAtMillis());
           out.writeEndObject();
         });
@@ -45,6 +46,8 @@ public final class ShimMissFormat {
           Json.text(root, "uploadId", source),
           Json.number(root, "length", source),
           Optional.ofNullable(Json.optionalText(root, "etag", null)),
+          // Absent from notes written before the count was kept: 0, unknown.
+          root.has("parts") ? (int) Json.number(root, "parts", source) : 0,
           Json.number(root, "createdAtMillis", source));
     } catch (IllegalArgumentException e) {
       throw new FormatException(source, e.getMessage(), e);

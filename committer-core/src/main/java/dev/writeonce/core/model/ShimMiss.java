@@ -14,6 +14,7 @@ import java.util.Optional;
  * @param uploadId the store's id of the upload
  * @param length the size of the completed object
  * @param etag the ETag the completed object will have, when its parts allow predicting it
+ * @param parts how many parts the upload has; 0 in notes written before the count was kept
  * @param createdAtMillis when the note was written
  */
 public record ShimMiss(
@@ -24,6 +25,7 @@ public record ShimMiss(
     String uploadId,
     long length,
     Optional<String> etag,
+    int parts,
     long createdAtMillis) {
 
   public ShimMiss {
@@ -40,6 +42,18 @@ public record ShimMiss(
           "miss of " + sourceKey + " names " + targetKey + " as both predicted and target key");
     }
     etag = etag == null ? Optional.empty() : etag;
+    if (parts < 0) {
+      throw new IllegalArgumentException("miss of " + sourceKey + " has a negative part count");
+    }
+  }
+
+  /**
+   * Whether an object is this miss's completed upload, by the rule every completion uses ({@link
+   * dev.writeonce.core.upload.UploadCompletion#isCompletedObject}).
+   */
+  public boolean isCompletedObject(dev.writeonce.core.store.ObjectInfo object) {
+    return dev.writeonce.core.upload.UploadCompletion.isCompletedObject(
+        length, etag, parts, object);
   }
 
   /** The note of a miss about to complete this upload and copy it to the target key. */
@@ -53,6 +67,7 @@ public record ShimMiss(
         upload.uploadId(),
         upload.length(),
         upload.expectedEtag(),
+        upload.parts().size(),
         createdAtMillis);
   }
 }

@@ -72,13 +72,22 @@ public final class UploadCompletion {
    * produces.
    */
   public static boolean isCompletedObject(PendingUpload upload, ObjectInfo object) {
-    if (object.size() != upload.length()) {
+    return isCompletedObject(upload.length(), upload.expectedEtag(), upload.parts().size(), object);
+  }
+
+  /**
+   * {@link #isCompletedObject(PendingUpload, ObjectInfo)} for an upload known by its length, the
+   * ETag its parts predict (if they do) and its number of parts, as a record of it may keep them. A
+   * part count of 0 (unknown) with no predicted ETag proves nothing: the answer is then false.
+   */
+  public static boolean isCompletedObject(
+      long length, Optional<String> predictedEtag, int parts, ObjectInfo object) {
+    if (object.size() != length) {
       return false;
     }
-    Optional<String> predicted = upload.expectedEtag();
-    if (predicted.isPresent()) {
-      return predicted.get().equals(object.etag());
+    if (predictedEtag.isPresent()) {
+      return predictedEtag.get().equals(object.etag());
     }
-    return object.etag().endsWith("-" + upload.parts().size());
+    return parts > 0 && object.etag().endsWith("-" + parts);
   }
 }

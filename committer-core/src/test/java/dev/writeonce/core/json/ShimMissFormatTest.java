@@ -12,14 +12,24 @@ import org.junit.jupiter.api.Test;
 class ShimMissFormatTest {
 
   @Test
+  void goldenShimMissOfVersion1WithoutAPartCountLoadsWithTheCountUnknown() throws Exception {
+    ShimMiss miss =
+        ShimMissFormat.fromJson(ManifestFormatsTest.golden("shim-miss-v1.json"), "golden");
+
+    assertThat(miss.parts()).isZero();
+    assertThat(miss.etag()).contains("3858f62230ac3c915f300c664312c63f-2");
+  }
+
+  @Test
   void goldenShimMissOfVersion1LoadsAndWritesBackByteForByte() throws Exception {
-    byte[] golden = ManifestFormatsTest.golden("shim-miss-v1.json");
+    byte[] golden = ManifestFormatsTest.golden("shim-miss-v1-parts.json");
     ShimMiss miss = ShimMissFormat.fromJson(golden, "golden");
 
     assertThat(miss.predictedKey()).isEqualTo("sales/part-00000");
     assertThat(miss.targetKey()).isEqualTo("sales/day=2026-11-22/part-00000");
     assertThat(miss.length()).isEqualTo(5_243_981L);
     assertThat(miss.etag()).contains("3858f62230ac3c915f300c664312c63f-2");
+    assertThat(miss.parts()).isEqualTo(2);
     assertThat(new String(ShimMissFormat.toJson(miss), StandardCharsets.UTF_8))
         .isEqualTo(new String(golden, StandardCharsets.UTF_8));
   }
@@ -27,7 +37,7 @@ class ShimMissFormatTest {
   @Test
   void aMissWithoutAPredictableEtagRoundTripsWithout() throws Exception {
     ShimMiss miss =
-        new ShimMiss("b", "t/_temporary/x", "t/x", "t/y", "u-1", 3, Optional.empty(), 7);
+        new ShimMiss("b", "t/_temporary/x", "t/x", "t/y", "u-1", 3, Optional.empty(), 1, 7);
 
     ShimMiss read = ShimMissFormat.fromJson(ShimMissFormat.toJson(miss), "memory");
 
