@@ -14,7 +14,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,12 +24,6 @@ import org.slf4j.LoggerFactory;
  * {@code <name>}, {@code <name>_copy_1}, {@code <name>_copy_2}... when it keeps them (one LIST).
  */
 final class HiveStaging {
-
-  /** Staging root, its {@code -ext-N} directory, the path below it and the file's name. */
-  private static final Pattern STAGED =
-      Pattern.compile(
-          "^((?:.*/)?)(\\.hive-staging[^/]*)/(?:_task_tmp\\.|_tmp\\.|-tmp\\.)?(-ext-\\d+)"
-              + "(?:\\.moved)?/((?:[^/]+/)*)(?:_tmp\\.|-tmp\\.)?([^/]+)$");
 
   private static final String COPY_KEYWORD = "_copy_";
   private static final int MAX_PLANS = 1_000;
@@ -53,15 +46,10 @@ final class HiveStaging {
     this.bucket = bucket;
   }
 
-  /** Whether the key is a file under a Hive {@code -ext-N} staging directory. */
   /** Stores a statement's load plan in its staging directory: one PUT. */
   static void putLoadPlan(StoreGateway gateway, String stagingKey, LoadPlan plan)
       throws IOException {
     gateway.putObject(stagingKey + "/" + LoadPlan.FILE_NAME, LoadPlanFormat.toJson(plan), false);
-  }
-
-  static boolean isStaged(String key) {
-    return STAGED.matcher(key).matches();
   }
 
   /**
@@ -69,7 +57,7 @@ final class HiveStaging {
    * another bucket (then the file is written as an ordinary object and Hive copies it).
    */
   Optional<String> predictFinalKey(String key) throws IOException {
-    Matcher staged = STAGED.matcher(key);
+    Matcher staged = ShimNames.HIVE_STAGED_FILE.matcher(key);
     if (!staged.matches()) {
       return Optional.empty();
     }

@@ -1,16 +1,18 @@
 package dev.writeonce.shim;
 
 import dev.writeonce.core.model.LoadPlan;
+import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.upload.OwnCreateFileBuilder;
-import dev.writeonce.core.upload.UploadOutputStream;
-import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.BlockLocation;
 import org.apache.hadoop.fs.ContentSummary;
 import org.apache.hadoop.fs.CreateFlag;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -36,6 +38,9 @@ import org.slf4j.LoggerFactory;
  * copying server-side, and is counted and logged as a miss. Deleting a pending file, or a directory
  * holding pending files, aborts their uploads.
  *
+ * <p>This class holds the file system's overrides only: each delegates to {@link RenameShim}, which
+ * runs it inside one {@link Operation}, and reaches S3A through {@link S3ACallbacks}.
+ *
  * <p>Enable it with {@code fs.s3a.impl=dev.writeonce.shim.RenameShimFileSystem}; {@link ShimConfig}
  * holds its settings. Paths outside temporary directories are plain S3A.
  */
@@ -44,34 +49,40 @@ public class RenameShimFileSystem extends S3AFileSystem {
   private static final Logger LOG = LoggerFactory.getLogger(RenameShimFileSystem.class);
 
   private final ShimStatistics counters = new ShimStatistics();
-  private ShimParts parts;
-  private ShimConfig shim;
+  private final java.util.concurrent.atomic.AtomicBoolean closed =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private RenameShim shim;
+
+  /**
+   * The process this instance runs in: this JVM. A simulation overrides it to give each simulated
+   * process its own registry, clocks and threads.
+   */
+  ShimEnvironment environment(Configuration conf) {
+    return ShimEnvironment.JVM;
+  }
 
   @Override
   public void initialize(URI name, Configuration conf) throws IOException {
     super.initialize(name, conf);
-    parts =
-        new ShimParts(
-            this,
+    shim =
+        new RenameShim(
+            new Callbacks(),
+            S3StoreGateway.forFileSystem(this),
             conf,
+            getConf().getTrimmed("fs.s3a.endpoint", ""),
             counters,
-            ShimRenames.plain(
-                (fromKey, toKey) ->
-                    super.rename(keyToQualifiedPath(fromKey), keyToQualifiedPath(toKey)),
-                key -> mkdirs(keyToQualifiedPath(key))),
-            getUsername());
-    shim = parts.shim;
+            environment(conf));
     LOG.debug(
         "rename shim for s3a://{}: enabled={}, rules={}, queued completions={}",
         getBucket(),
-        shim.enabled(),
-        shim.rules().names(),
-        shim.queueCompletions());
+        shim.shim.enabled(),
+        shim.shim.rules().names(),
+        shim.shim.queueCompletions());
   }
 
   /** Whether files under this path are written as pending uploads: shim on, temporary path. */
   public boolean shims(Path path) {
-    return temporary(keyOf(path));
+    return shim.temporary(pathToKey(makeQualified(path)));
   }
 
   /**
@@ -79,12 +90,12 @@ public class RenameShimFileSystem extends S3AFileSystem {
    * instance that creates a file under the directory.
    */
   public void putLoadPlan(Path stagingDirectory, LoadPlan plan) throws IOException {
-    String key = keyOf(stagingDirectory);
-    if (!temporary(key)) {
+    String key = pathToKey(makeQualified(stagingDirectory));
+    if (!shim.temporary(key)) {
       throw new IllegalArgumentException(
           stagingDirectory + " is not a staging directory the rename shim handles");
     }
-    HiveStaging.putLoadPlan(parts.gateway, key, plan);
+    shim.putLoadPlan(key, plan);
   }
 
   /**
@@ -102,11 +113,11 @@ public class RenameShimFileSystem extends S3AFileSystem {
     }
     return Optional.of(
         InsertLockHolder.acquireIn(
-            parts.gateway,
-            keyOf(directory),
+            shim.gateway,
+            pathToKey(makeQualified(directory)),
             statement,
-            parts.config.leaseMillis(),
-            shim.insertWaitMillis(),
+            shim.config.leaseMillis(),
+            shim.shim.insertWaitMillis(),
             progress));
   }
 
@@ -115,41 +126,12 @@ public class RenameShimFileSystem extends S3AFileSystem {
     return counters;
   }
 
-  Path pathOf(String key) {
-    return keyToQualifiedPath(key);
-  }
-
-  String keyOf(Path path) {
-    return pathToKey(makeQualified(path));
-  }
-
-  boolean temporary(String key) {
-    return shim.enabled() && shim.rules().isTemporary(key);
-  }
-
-  /** Waits for the completions queued under a directory; see {@link QueuedCompletions}. */
+  /**
+   * Waits for the completions queued under a directory, and fails with the first that failed:
+   * {@link ShimCommitterFactory}'s committer calls it at the end of its job commit.
+   */
   public void awaitCompletions(Path directory) throws IOException {
-    parts.completions.awaitUnder(keyOf(directory));
-  }
-
-  /** The key of a path that a call reads, once the completions it could observe have run. */
-  private String use(Path path) throws IOException {
-    parts.checks.forget();
-    String key = keyOf(path);
-    parts.completions.beforeUse(key);
-    return key;
-  }
-
-  /** The key of a path that a call creates, once the completions it depends on have run. */
-  private String creating(Path path) throws IOException {
-    parts.checks.forget();
-    String key = keyOf(path);
-    parts.completions.beforeCreate(key, temporary(key));
-    parts.trees.wrote(key);
-    if (!temporary(key)) {
-      parts.checks.wrote(key);
-    }
-    return key;
+    shim.awaitCompletions(directory);
   }
 
   // ---- writing ----------------------------------------------------------------------------
@@ -164,16 +146,17 @@ public class RenameShimFileSystem extends S3AFileSystem {
       long blockSize,
       Progressable progress)
       throws IOException {
-    String key = creating(path);
-    Optional<String> finalKey = temporary(key) ? parts.predictFinalKey(key) : Optional.empty();
-    if (finalKey.isEmpty()) {
-      return super.create(
-          path, permission, overwrite, bufferSize, replication, blockSize, progress);
-    }
-    // No existence checks: a temporary path belongs to one task attempt.
-    UploadOutputStream out = parts.pendingFile(makeQualified(path).toString(), key, finalKey.get());
-    counters.filesWritten.incrementAndGet();
-    return new FSDataOutputStream(out, statistics);
+    return shim.create(
+        path,
+        permission,
+        overwrite
+            ? EnumSet.of(CreateFlag.CREATE, CreateFlag.OVERWRITE)
+            : EnumSet.of(CreateFlag.CREATE),
+        true,
+        bufferSize,
+        replication,
+        blockSize,
+        progress);
   }
 
   @Override
@@ -186,264 +169,352 @@ public class RenameShimFileSystem extends S3AFileSystem {
       long blockSize,
       Progressable progress)
       throws IOException {
-    if (!temporary(creating(path))) {
-      return super.createNonRecursive(
-          path, permission, flags, bufferSize, replication, blockSize, progress);
-    }
-    return create(
-        path,
-        permission,
-        flags.contains(CreateFlag.OVERWRITE),
-        bufferSize,
-        replication,
-        blockSize,
-        progress);
+    return shim.create(
+        path, permission, flags, false, bufferSize, replication, blockSize, progress);
   }
 
-  /**
-   * S3A's builder creates its files without calling {@link #create}, so under temporary directories
-   * the builder is one that does, with the caller's options; elsewhere it is S3A's own, which waits
-   * here for the completions it depends on.
-   */
   @Override
   @SuppressWarnings("rawtypes") // the raw type of FileSystem's signature
   public FSDataOutputStreamBuilder createFile(Path path) {
-    if (temporary(keyOf(path))) {
-      return new OwnCreateFileBuilder(this, makeQualified(path), "the rename shim");
-    }
     try {
-      creating(path);
+      return shim.createFile(path);
     } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      throw new UncheckedIOException(e);
     }
-    return super.createFile(path);
   }
 
   @Override
   public void copyFromLocalFile(boolean delSrc, boolean overwrite, Path src, Path dst)
       throws IOException {
-    creating(dst);
-    super.copyFromLocalFile(delSrc, overwrite, src, dst);
+    shim.copyFromLocalFile(delSrc, overwrite, src, dst);
   }
 
-  /**
-   * A temporary directory is one marker object, written without S3A's checks of every parent: a
-   * temporary path lies under the job's output, which the job has already checked.
-   */
   @Override
   public boolean mkdirs(Path path, FsPermission permission) throws IOException {
-    String key = creating(path);
-    if (!temporary(key)) {
-      return super.mkdirs(path, permission);
-    }
-    if (parts.records.known(key).isPresent()) {
-      throw new org.apache.hadoop.fs.FileAlreadyExistsException(
-          "cannot create directory " + makeQualified(path) + ": it is a pending file");
-    }
-    parts.gateway.putObject(key + "/", new byte[0], false);
-    parts.completions.afterTemporaryTreeChanged(key);
-    return true;
+    return shim.mkdirs(path, permission);
   }
 
   // ---- status and listings ----------------------------------------------------------------
 
   @Override
   public FileStatus getFileStatus(Path path) throws IOException {
-    parts.checks.forget();
-    String key = keyOf(path);
-    if (!temporary(key) && parts.completions.directoryOfQueued(key)) {
-      counters.directoriesOfQueued.incrementAndGet();
-      return parts.statuses.directory(path);
-    }
-    parts.completions.beforeUse(key);
-    if (temporary(key)) {
-      try {
-        return parts.statuses.statusOf(path, key);
-      } catch (FileNotFoundException e) {
-        parts.checks.foundAbsent(key); // FileOutputCommitter's task commit renames there next
-        throw e;
-      }
-    }
-    switch (parts.checks.answer(key)) {
-      case ABSENT:
-        throw new FileNotFoundException("No such file or directory: " + makeQualified(path));
-      case DIRECTORY:
-        return parts.statuses.directory(path);
-      default:
-        try {
-          return super.getFileStatus(path);
-        } catch (FileNotFoundException e) {
-          parts.checks.foundAbsent(key);
-          throw e;
-        }
-    }
+    return shim.getFileStatus(path);
   }
 
   @Override
   public boolean exists(Path path) throws IOException {
-    try {
-      getFileStatus(path);
-      return true;
-    } catch (FileNotFoundException e) {
-      return false;
-    }
+    return shim.exists(path);
   }
 
   @Override
   public boolean isFile(Path path) throws IOException {
-    if (!temporary(use(path))) {
-      return super.isFile(path);
-    }
-    return exists(path) && getFileStatus(path).isFile();
+    return shim.isFile(path);
   }
 
   @Override
   public boolean isDirectory(Path path) throws IOException {
-    if (!temporary(use(path))) {
-      return super.isDirectory(path);
-    }
-    return exists(path) && getFileStatus(path).isDirectory();
+    return shim.isDirectory(path);
   }
 
   @Override
   public FileStatus[] listStatus(Path path) throws IOException {
-    String key = use(path);
-    Optional<CommittedTaskTrees.Children> children =
-        temporary(key) ? parts.trees.children(key) : Optional.empty();
-    FileStatus[] listed =
-        children.isPresent()
-            ? parts.statuses.listed(children.get(), this::pathOf)
-            : super.listStatus(path);
-    if (!shim.enabled()) {
-      return listed;
-    }
-    if (listed.length > 0 && temporary(key)) {
-      parts.checks.temporaryListed(
-          key, children.map(CommittedTaskTrees.Children::directories).orElse(List.of()));
-    }
-    return parts.statuses.resolveAll(listed, parts.threads, "listing " + path);
+    return shim.listStatus(path);
   }
 
   @Override
   public RemoteIterator<FileStatus> listStatusIterator(Path path) throws IOException {
-    use(path);
-    RemoteIterator<FileStatus> listed = super.listStatusIterator(path);
-    return shim.enabled() ? ShimStatuses.mapped(listed, parts.statuses::resolve) : listed;
+    return shim.listStatusIterator(path);
   }
 
   @Override
   public RemoteIterator<LocatedFileStatus> listFiles(Path path, boolean recursive)
       throws IOException {
-    use(path);
-    RemoteIterator<LocatedFileStatus> listed = super.listFiles(path, recursive);
-    return shim.enabled() ? ShimStatuses.mapped(listed, parts.statuses::resolveLocated) : listed;
+    return shim.listFiles(path, recursive);
   }
 
   @Override
   public RemoteIterator<LocatedFileStatus> listLocatedStatus(Path path) throws IOException {
-    use(path);
-    RemoteIterator<LocatedFileStatus> listed = super.listLocatedStatus(path);
-    return shim.enabled() ? ShimStatuses.mapped(listed, parts.statuses::resolveLocated) : listed;
+    return shim.listLocatedStatus(path);
   }
 
   @Override
   public ContentSummary getContentSummary(Path path) throws IOException {
-    if (!temporary(use(path))) {
-      return super.getContentSummary(path);
-    }
-    return parts.statuses.summaryOf(getFileStatus(path), listFiles(path, true));
+    return shim.getContentSummary(path);
+  }
+
+  @Override
+  public RemoteIterator<LocatedFileStatus> listLocatedStatus(
+      Path path, org.apache.hadoop.fs.PathFilter filter) throws IOException {
+    // S3A lists with a filter without calling the unfiltered listing.
+    RemoteIterator<LocatedFileStatus> all = shim.listLocatedStatus(path);
+    return new RemoteIterator<>() {
+      private LocatedFileStatus next;
+
+      @Override
+      public boolean hasNext() throws IOException {
+        while (next == null && all.hasNext()) {
+          LocatedFileStatus candidate = all.next();
+          if (filter.accept(candidate.getPath())) {
+            next = candidate;
+          }
+        }
+        return next != null;
+      }
+
+      @Override
+      public LocatedFileStatus next() throws IOException {
+        if (!hasNext()) {
+          throw new java.util.NoSuchElementException("no more entries under " + path);
+        }
+        LocatedFileStatus result = next;
+        next = null;
+        return result;
+      }
+    };
+  }
+
+  @Override
+  public RemoteIterator<org.apache.hadoop.fs.s3a.S3ALocatedFileStatus> listFilesAndEmptyDirectories(
+      Path path, boolean recursive) throws IOException {
+    return shim.read(path, () -> super.listFilesAndEmptyDirectories(path, recursive));
+  }
+
+  @Override
+  public org.apache.hadoop.fs.store.EtagChecksum getFileChecksum(Path path, long length)
+      throws IOException {
+    return shim.read(path, () -> super.getFileChecksum(path, length));
+  }
+
+  @Override
+  public byte[] getXAttr(Path path, String name) throws IOException {
+    return shim.read(path, () -> super.getXAttr(path, name));
+  }
+
+  @Override
+  public java.util.Map<String, byte[]> getXAttrs(Path path) throws IOException {
+    return shim.read(path, () -> super.getXAttrs(path));
+  }
+
+  @Override
+  public java.util.Map<String, byte[]> getXAttrs(Path path, java.util.List<String> names)
+      throws IOException {
+    return shim.read(path, () -> super.getXAttrs(path, names));
+  }
+
+  @Override
+  public java.util.List<String> listXAttrs(Path path) throws IOException {
+    return shim.read(path, () -> super.listXAttrs(path));
+  }
+
+  @Override
+  public void access(Path path, org.apache.hadoop.fs.permission.FsAction mode) throws IOException {
+    shim.read(
+        path,
+        () -> {
+          super.access(path, mode);
+          return null;
+        });
   }
 
   // ---- reading ----------------------------------------------------------------------------
 
   @Override
   public FSDataInputStream open(Path path, int bufferSize) throws IOException {
-    refusePendingRead(path, use(path));
-    return super.open(path, bufferSize);
+    return shim.open(path, bufferSize);
   }
 
   @Override
-  public java.util.concurrent.CompletableFuture<FSDataInputStream> openFileWithOptions(
+  public CompletableFuture<FSDataInputStream> openFileWithOptions(
       Path path, OpenFileParameters parameters) throws IOException {
-    refusePendingRead(path, use(path));
-    return super.openFileWithOptions(path, parameters);
-  }
-
-  private void refusePendingRead(Path path, String key) throws IOException {
-    if (!temporary(key)) {
-      return;
-    }
-    Optional<ShimRecords.Found> found = parts.records.find(key);
-    if (found.isPresent() && found.get().isRecord()) {
-      counters.pendingReadsRefused.incrementAndGet();
-      throw PendingFileNotReadableException.of(
-          makeQualified(path), "s3a://" + getBucket() + "/" + found.get().record().key());
-    }
+    return shim.openFileWithOptions(path, parameters);
   }
 
   // ---- renaming and deleting --------------------------------------------------------------
 
   @Override
   public boolean rename(Path src, Path dst) throws IOException {
-    String dstKey = keyOf(dst);
-    boolean destinationAbsent = parts.checks.takeAbsent(dstKey);
-    String srcKey = keyOf(src);
-    parts.completions.beforeRename(srcKey, dstKey);
-    // Whatever lands, and even when the rename fails half-way, the destination may now exist,
-    // and the source, with the directories it alone made, may not.
-    parts.checks.wrote(dstKey);
-    parts.checks.removed(srcKey);
-    parts.trees.wrote(dstKey);
-    try {
-      if (!temporary(srcKey)) {
-        return super.rename(src, dst);
-      }
-      return parts.renames.rename(src, srcKey, dstKey, destinationAbsent);
-    } finally {
-      parts.checks.wrote(dstKey);
-      parts.checks.removed(srcKey);
-      parts.trees.removed(srcKey);
-    }
+    return shim.rename(src, dst);
   }
 
   @Override
   public boolean delete(Path path, boolean recursive) throws IOException {
-    String key = use(path);
-    parts.trees.removed(key);
-    if (!shim.enabled()) {
-      return super.delete(path, recursive);
-    }
-    parts.checks.removed(key);
-    try {
-      boolean deleted = parts.deletes.delete(path, key, recursive, super::delete);
-      parts.completions.afterTemporaryTreeChanged(key);
-      return deleted;
-    } finally {
-      parts.checks.removed(key);
-    }
+    return shim.delete(path, recursive);
+  }
+
+  @Override
+  public org.apache.hadoop.fs.BulkDelete createBulkDelete(Path path) throws IOException {
+    return shim.bulkDelete(shim.read(path, () -> super.createBulkDelete(path)));
+  }
+
+  @Override
+  public org.apache.hadoop.fs.s3a.impl.S3AMultipartUploaderBuilder createMultipartUploader(
+      Path base) throws IOException {
+    return shim.read(
+        base,
+        () -> {
+          shim.refuseUploaderUnder(base);
+          return super.createMultipartUploader(base);
+        });
   }
 
   // ---- plumbing ---------------------------------------------------------------------------
 
   @Override
   public void close() throws IOException {
+    if (closed.getAndSet(true)) {
+      return;
+    }
     try {
-      if (parts != null) {
-        parts.completions.awaitAll();
+      if (shim != null) {
+        shim.close();
       }
     } finally {
-      try {
-        if (counters.misses() > 0 || counters.missesRefused() > 0) {
-          LOG.warn("rename shim for s3a://{}: {}", getBucket(), counters);
-        } else if (counters.filesWritten() > 0) {
-          LOG.info("rename shim for s3a://{}: {}", getBucket(), counters);
-        }
-        if (parts != null) {
-          parts.close();
-        }
-      } finally {
-        super.close();
-      }
+      super.close();
+    }
+  }
+
+  /** S3A's own operations and path arithmetic, for the shim. */
+  private final class Callbacks implements S3ACallbacks {
+
+    @Override
+    public FileStatus getFileStatus(Path path) throws IOException {
+      return RenameShimFileSystem.super.getFileStatus(path);
+    }
+
+    @Override
+    public FileStatus[] listStatus(Path path) throws IOException {
+      return RenameShimFileSystem.super.listStatus(path);
+    }
+
+    @Override
+    public RemoteIterator<FileStatus> listStatusIterator(Path path) throws IOException {
+      return RenameShimFileSystem.super.listStatusIterator(path);
+    }
+
+    @Override
+    public RemoteIterator<LocatedFileStatus> listFiles(Path path, boolean recursive)
+        throws IOException {
+      return RenameShimFileSystem.super.listFiles(path, recursive);
+    }
+
+    @Override
+    public RemoteIterator<LocatedFileStatus> listLocatedStatus(Path path) throws IOException {
+      return RenameShimFileSystem.super.listLocatedStatus(path);
+    }
+
+    @Override
+    public ContentSummary getContentSummary(Path path) throws IOException {
+      return RenameShimFileSystem.super.getContentSummary(path);
+    }
+
+    @Override
+    public FSDataOutputStream create(
+        Path path,
+        FsPermission permission,
+        boolean overwrite,
+        int bufferSize,
+        short replication,
+        long blockSize,
+        Progressable progress)
+        throws IOException {
+      return RenameShimFileSystem.super.create(
+          path, permission, overwrite, bufferSize, replication, blockSize, progress);
+    }
+
+    @Override
+    public FSDataOutputStream createNonRecursive(
+        Path path,
+        FsPermission permission,
+        EnumSet<CreateFlag> flags,
+        int bufferSize,
+        short replication,
+        long blockSize,
+        Progressable progress)
+        throws IOException {
+      return RenameShimFileSystem.super.createNonRecursive(
+          path, permission, flags, bufferSize, replication, blockSize, progress);
+    }
+
+    @Override
+    @SuppressWarnings("rawtypes")
+    public FSDataOutputStreamBuilder createFile(Path path) {
+      return RenameShimFileSystem.super.createFile(path);
+    }
+
+    @Override
+    @SuppressWarnings("rawtypes")
+    public FSDataOutputStreamBuilder ownCreateFile(Path path) {
+      return new OwnCreateFileBuilder(
+          RenameShimFileSystem.this, makeQualified(path), "the rename shim");
+    }
+
+    @Override
+    public void copyFromLocalFile(boolean delSrc, boolean overwrite, Path src, Path dst)
+        throws IOException {
+      RenameShimFileSystem.super.copyFromLocalFile(delSrc, overwrite, src, dst);
+    }
+
+    @Override
+    public boolean mkdirs(Path path, FsPermission permission) throws IOException {
+      return RenameShimFileSystem.super.mkdirs(
+          path, permission == null ? FsPermission.getDirDefault() : permission);
+    }
+
+    @Override
+    public boolean rename(Path src, Path dst) throws IOException {
+      return RenameShimFileSystem.super.rename(src, dst);
+    }
+
+    @Override
+    public boolean delete(Path path, boolean recursive) throws IOException {
+      return RenameShimFileSystem.super.delete(path, recursive);
+    }
+
+    @Override
+    public FSDataInputStream open(Path path, int bufferSize) throws IOException {
+      return RenameShimFileSystem.super.open(path, bufferSize);
+    }
+
+    @Override
+    public CompletableFuture<FSDataInputStream> openFileWithOptions(
+        Path path, OpenFileParameters parameters) throws IOException {
+      return RenameShimFileSystem.super.openFileWithOptions(path, parameters);
+    }
+
+    @Override
+    public Path qualify(Path path) {
+      return makeQualified(path);
+    }
+
+    @Override
+    public String keyOf(Path path) {
+      return pathToKey(makeQualified(path));
+    }
+
+    @Override
+    public Path pathOf(String key) {
+      return keyToQualifiedPath(key);
+    }
+
+    @Override
+    public long blockSize(Path path) {
+      return getDefaultBlockSize(path);
+    }
+
+    @Override
+    public BlockLocation[] blockLocations(FileStatus status, long start, long length)
+        throws IOException {
+      return getFileBlockLocations(status, start, length);
+    }
+
+    @Override
+    public String user() {
+      return getUsername();
+    }
+
+    @Override
+    public FSDataOutputStream stream(OutputStream out) {
+      return new FSDataOutputStream(out, statistics);
     }
   }
 }

@@ -99,23 +99,13 @@ public record ShimConfig(
   public static final String LISTING_WINDOW_DEFAULT = "1s";
 
   /**
-   * Whether FileOutputCommitter v1's job commit queues the completions of the files it merges and
-   * waits for them at the next call that could observe them ({@link QueuedCompletions}), instead of
-   * one round trip per file. Off by itself where FileOutputCommitter's job commit makes no such
-   * call: without {@code _SUCCESS} and with its cleanup skipped or its failures ignored.
+   * Whether FileOutputCommitter v1's job commit queues the completions of the files it merges,
+   * instead of one round trip per file ({@link CompletionQueue}): the merge's last rename waits for
+   * them and fails with the first that failed, whatever the job's own settings.
    */
   public static final String QUEUE_COMPLETIONS = PREFIX + "queue-completions";
 
   public static final boolean QUEUE_COMPLETIONS_DEFAULT = true;
-
-  /** Whether FileOutputCommitter's job commit ends with a call that waits for its completions. */
-  static boolean jobCommitEndsWithABarrier(Configuration conf) {
-    boolean success = conf.getBoolean("mapreduce.fileoutputcommitter.marksuccessfuljobs", true);
-    boolean cleanup =
-        !conf.getBoolean("mapreduce.fileoutputcommitter.cleanup.skipped", false)
-            && !conf.getBoolean("mapreduce.fileoutputcommitter.cleanup-failures.ignored", false);
-    return success || cleanup;
-  }
 
   public static ShimConfig from(Configuration conf, String bucket) {
     boolean enabled = conf.getBoolean(ENABLED, ENABLED_DEFAULT);
@@ -134,8 +124,7 @@ public record ShimConfig(
         onMiss(conf.getTrimmed(ON_MISS, ON_MISS_DEFAULT)),
         duration(conf, INSERT_WAIT, INSERT_WAIT_DEFAULT, "30m, 2h or 1d", "do not wait"),
         duration(conf, LISTING_WINDOW, LISTING_WINDOW_DEFAULT, "500ms, 1s or 5s", "no listing"),
-        conf.getBoolean(QUEUE_COMPLETIONS, QUEUE_COMPLETIONS_DEFAULT)
-            && jobCommitEndsWithABarrier(conf));
+        conf.getBoolean(QUEUE_COMPLETIONS, QUEUE_COMPLETIONS_DEFAULT));
   }
 
   private static long duration(

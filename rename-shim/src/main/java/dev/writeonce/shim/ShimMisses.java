@@ -219,26 +219,20 @@ final class ShimMisses {
           uri(miss.targetKey()));
       return;
     }
-    if (!holds(miss.length(), miss.etag(), found.get())) {
+    if (!miss.isCompletedObject(found.get())) {
       LOG.warn(
-          "rename shim: {} is not the data of the miss {} -> {} ({} bytes where {} were"
-              + " completed): another writer's object, left in place",
+          "rename shim: {} is not the data of the miss {} -> {} ({} bytes, ETag {}, where the"
+              + " upload makes {} bytes{}): another writer's object, left in place",
           uri(miss.predictedKey()),
           uri(miss.sourceKey()),
           uri(miss.targetKey()),
           found.get().size(),
-          miss.length());
+          found.get().etag(),
+          miss.length(),
+          miss.etag().map(etag -> ", ETag " + etag).orElse(""));
       return;
     }
     gateway.deleteObjects(List.of(miss.predictedKey()));
-  }
-
-  /**
-   * Whether an object is the completion of an upload of this length and expected ETag: the one test
-   * of "this is our completed upload", for a repeated completion and for a miss's cleanup alike.
-   */
-  static boolean holds(long length, Optional<String> expectedEtag, ObjectInfo object) {
-    return object.size() == length && expectedEtag.map(object.etag()::equals).orElse(true);
   }
 
   private String uri(String key) {

@@ -20,8 +20,7 @@ public final class ShimRules {
       new Rule(
           "file-output-committer",
           Pattern.compile("(^|/)_temporary(/|$)"),
-          Pattern.compile(
-              "^((?:.*/)?)_temporary/\\d+/(?:_temporary/)?(?:attempt|task)_[^/]+/(.+)$"),
+          ShimNames.FILE_OUTPUT_COMMITTER_FILE,
           "$1$2");
 
   /** Spark's dynamic-partition staging directory: {@code .spark-staging-<jobId>/}. */
@@ -40,11 +39,9 @@ public final class ShimRules {
   public static final Rule HIVE =
       new Rule(
           "hive",
-          Pattern.compile("(^|/)\\.hive-staging[^/]*(/|$)"),
-          Pattern.compile(
-              "^((?:.*/)?)\\.hive-staging[^/]*/(?:_task_tmp\\.|_tmp\\.|-tmp\\.)?-ext-\\d+"
-                  + "(?:\\.moved)?/((?:[^/]+/)*)(?:_tmp\\.|-tmp\\.)?([^/]+)$"),
-          "$1$2$3");
+          Pattern.compile("(^|/)" + ShimNames.HIVE_STAGING + "(/|$)"),
+          ShimNames.HIVE_STAGED_FILE,
+          "$1$4$5");
 
   /** The built-in rules, by name. */
   public static final List<Rule> BUILT_IN = List.of(FILE_OUTPUT_COMMITTER, SPARK_STAGING, HIVE);

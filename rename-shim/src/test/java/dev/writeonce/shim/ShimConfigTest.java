@@ -22,23 +22,13 @@ class ShimConfigTest {
   }
 
   @Test
-  void completionsAreQueuedOnlyWhereFileOutputCommittersJobCommitEndsWithACallThatWaits() {
+  void completionsAreQueuedWhateverTheJobsOwnSettingsUnlessTurnedOff() {
     Configuration conf = new Configuration(false);
     assertThat(ShimConfig.from(conf, "lake").queueCompletions()).isTrue();
 
-    // No _SUCCESS, but the cleanup's delete of the temporary tree still waits and fails.
+    // The merge's last rename reports a failure: FileOutputCommitter's settings do not matter.
     conf.setBoolean("mapreduce.fileoutputcommitter.marksuccessfuljobs", false);
-    assertThat(ShimConfig.from(conf, "lake").queueCompletions()).isTrue();
-
-    // No _SUCCESS and a cleanup that is skipped, or whose failure is ignored: nothing would wait.
     conf.setBoolean("mapreduce.fileoutputcommitter.cleanup.skipped", true);
-    assertThat(ShimConfig.from(conf, "lake").queueCompletions()).isFalse();
-    conf.setBoolean("mapreduce.fileoutputcommitter.cleanup.skipped", false);
-    conf.setBoolean("mapreduce.fileoutputcommitter.cleanup-failures.ignored", true);
-    assertThat(ShimConfig.from(conf, "lake").queueCompletions()).isFalse();
-
-    // With _SUCCESS its create waits, and keeps failing after a failure the cleanup ignored.
-    conf.setBoolean("mapreduce.fileoutputcommitter.marksuccessfuljobs", true);
     assertThat(ShimConfig.from(conf, "lake").queueCompletions()).isTrue();
 
     conf.setBoolean(ShimConfig.QUEUE_COMPLETIONS, false);

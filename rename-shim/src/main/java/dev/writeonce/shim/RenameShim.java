@@ -1,0 +1,734 @@
+package dev.writeonce.shim;
+
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.engine.Tasks;
+import dev.writeonce.core.engine.WorkerPool;
+import dev.writeonce.core.model.LoadPlan;
+import dev.writeonce.core.store.ObjectInfo;
+import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.upload.UploadOutputStream;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.ContentSummary;
+import org.apache.hadoop.fs.CreateFlag;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FSDataOutputStreamBuilder;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RemoteIterator;
+import org.apache.hadoop.fs.impl.OpenFileParameters;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.util.Progressable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The shim's operations, one per file system call, each inside one {@link Operation}: what {@link
+ * RenameShimFileSystem} delegates to. It decides what is the shim's (paths under temporary
+ * directories the {@link ShimRules} recognise) and what is plain S3A, which it reaches through
+ * {@link S3ACallbacks}; it reports to each operation what the call changed, and {@link BucketState}
+ * keeps the cache and the barrier from that, in one place.
+ */
+// A read's operation is never referenced in its body: entering and closing it is the bracket.
+@SuppressWarnings("try")
+final class RenameShim {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RenameShim.class);
+
+  /**
+   * A destination holding at most this many objects is listed whole, in as many LISTs as they fill
+   * pages, for a merge into its subdirectories; a larger one directory by directory.
+   */
+  static final int MERGE_TREE_KEYS = 5_000;
+
+  /** Objects under a job attempt's directory listed at most; a larger one is not kept. */
+  static final int JOB_ATTEMPT_KEYS = 100_000;
+
+  /** A directory listing holds at most this many children; a larger directory is not kept. */
+  static final int MAX_CHILDREN = 1_000;
+
+  /** A destination found larger than {@link #MERGE_TREE_KEYS} is not paged again for this long. */
+  private static final int TOO_LARGE_WINDOWS = 10;
+
+  private final S3ACallbacks s3a;
+  private final ShimEnvironment env;
+  final ShimConfig shim;
+  final CommitterConfig config;
+  final StoreGateway gateway;
+  private final ShimStatistics counters;
+  private final BucketState state;
+  private final KnownKeys known;
+  private final CompletionQueue queue;
+  private final WorkerPool threads;
+  private final WorkerPool listingThreads;
+  private final Optional<HiveStaging> hiveStaging;
+  private final PendingRecords records;
+  private final Statuses statuses;
+  private final Renames renames;
+  private final Deletes deletes;
+  private final Map<String, Long> tooLarge = new ConcurrentHashMap<>();
+  private final long windowNanos;
+
+  RenameShim(
+      S3ACallbacks s3a,
+      StoreGateway gateway,
+      Configuration conf,
+      String endpoint,
+      ShimStatistics counters,
+      ShimEnvironment env)
+      throws IOException {
+    String bucket = gateway.bucket();
+    try {
+      shim = ShimConfig.from(conf, bucket);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("rename shim for s3a://" + bucket + ": " + e.getMessage(), e);
+    }
+    this.s3a = s3a;
+    this.env = env;
+    this.gateway = gateway;
+    this.counters = counters;
+    this.config = CommitterConfig.from(conf);
+    this.windowNanos = TimeUnit.MILLISECONDS.toNanos(shim.listingWindowMillis());
+    state =
+        env.states()
+            .acquire(
+                new BucketState.Key(bucket, endpoint),
+                shim.listingWindowMillis(),
+                env.nanoClock(),
+                () ->
+                    env.workers(
+                        "rename shim completions for s3a://" + bucket, config.commitThreads()));
+    known = state.known;
+    queue = state.queue;
+    threads = env.workers("rename shim for s3a://" + bucket, config.magicUploadThreads());
+    listingThreads =
+        env.workers("rename shim listings for s3a://" + bucket, config.commitThreads());
+    hiveStaging =
+        shim.rules().names().contains(ShimRules.HIVE.name())
+            ? Optional.of(new HiveStaging(gateway, bucket))
+            : Optional.empty();
+    ShimMisses misses = new ShimMisses(gateway, shim.rules(), gateway.storeClock());
+    records = new PendingRecords(gateway, known, counters, env.wallClock());
+    statuses = new Statuses(s3a, gateway, records, known);
+    renames =
+        new Renames(
+            gateway, shim, this::temporary, records, known, queue, misses, counters, threads, s3a);
+    deletes = new Deletes(gateway, records, known, misses, this::temporary, counters, threads, s3a);
+  }
+
+  boolean temporary(String key) {
+    return shim.enabled() && shim.rules().isTemporary(key);
+  }
+
+  private Operation enter(Operation.Kind kind, String... keys) throws IOException {
+    List<String> all = List.of(keys);
+    env.entered(kind, all);
+    return state.enter(kind, all, this::temporary, counters);
+  }
+
+  // ---- writing ------------------------------------------------------------------------------
+
+  FSDataOutputStream create(
+      Path path,
+      FsPermission permission,
+      EnumSet<CreateFlag> flags,
+      boolean recursive,
+      int bufferSize,
+      short replication,
+      long blockSize,
+      Progressable progress)
+      throws IOException {
+    String key = s3a.keyOf(path);
+    Operation op = enter(Operation.Kind.CREATE, key);
+    try {
+      Optional<String> finalKey = temporary(key) ? predictFinalKey(key) : Optional.empty();
+      if (finalKey.isEmpty()) {
+        FSDataOutputStream out =
+            recursive
+                ? s3a.create(
+                    path,
+                    permission,
+                    flags.contains(CreateFlag.OVERWRITE),
+                    bufferSize,
+                    replication,
+                    blockSize,
+                    progress)
+                : s3a.createNonRecursive(
+                    path, permission, flags, bufferSize, replication, blockSize, progress);
+        op.outcome().handOver();
+        return s3a.stream(new SettlingOutputStream(out, settler(key, true)));
+      }
+      // No existence checks: a temporary path belongs to one task attempt.
+      UploadOutputStream out = pendingFile(s3a.qualify(path).toString(), key, finalKey.get());
+      op.outcome().handOver();
+      counters.filesWritten.incrementAndGet();
+      return s3a.stream(out);
+    } finally {
+      op.close();
+    }
+  }
+
+  /**
+   * What ends a handed-over write: the key is settled once, as written when the write succeeded
+   * (unless the writer reported its object itself, as a pending file's record does), unknown
+   * otherwise.
+   */
+  private SettlingOutputStream.Settler settler(String key, boolean reportWrite) {
+    AtomicBoolean settled = new AtomicBoolean();
+    return succeeded -> {
+      if (settled.compareAndSet(false, true)) {
+        KnownKeys.Outcome outcome = new KnownKeys.Outcome();
+        if (succeeded) {
+          if (reportWrite) {
+            outcome.wrote(key, null);
+          }
+          outcome.succeeded();
+        }
+        state.settle(List.of(key), outcome);
+      }
+    };
+  }
+
+  /**
+   * The builder of a file: under temporary directories one that calls {@code create} with the
+   * caller's options; elsewhere S3A's own, which creates the file without calling {@code create}:
+   * its key is then unknown to the cache until a listing shows it.
+   */
+  @SuppressWarnings("rawtypes")
+  FSDataOutputStreamBuilder createFile(Path path) throws IOException {
+    String key = s3a.keyOf(path);
+    if (temporary(key)) {
+      return s3a.ownCreateFile(path);
+    }
+    try (Operation op = enter(Operation.Kind.CREATE, key)) {
+      op.outcome().unsure(key);
+      op.outcome().succeeded();
+      return s3a.createFile(path);
+    }
+  }
+
+  void copyFromLocalFile(boolean delSrc, boolean overwrite, Path src, Path dst) throws IOException {
+    String key = s3a.keyOf(dst);
+    try (Operation op = enter(Operation.Kind.CREATE, key)) {
+      s3a.copyFromLocalFile(delSrc, overwrite, src, dst);
+      op.outcome().unsure(key);
+      op.outcome().succeeded();
+    }
+  }
+
+  /**
+   * A temporary directory is one marker object, written without S3A's checks of every parent: a
+   * temporary path lies under the job's output, which the job has already checked.
+   */
+  boolean mkdirs(Path path, FsPermission permission) throws IOException {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.MKDIRS, key)) {
+      if (!temporary(key)) {
+        boolean made = s3a.mkdirs(path, permission);
+        op.outcome().madeDirectory(key);
+        op.outcome().succeeded();
+        return made;
+      }
+      if (known.record(key).isPresent()) {
+        throw new org.apache.hadoop.fs.FileAlreadyExistsException(
+            "cannot create directory " + s3a.qualify(path) + ": it is a pending file");
+      }
+      gateway.putObject(key + "/", new byte[0], false);
+      op.outcome().madeDirectory(key);
+      op.outcome().succeeded();
+      return true;
+    }
+  }
+
+  /** Stores a Hive statement's load plan in its staging directory: one PUT. */
+  void putLoadPlan(String stagingKey, LoadPlan plan) throws IOException {
+    String key = stagingKey + "/" + LoadPlan.FILE_NAME;
+    try (Operation op = enter(Operation.Kind.CREATE, key)) {
+      HiveStaging.putLoadPlan(gateway, stagingKey, plan);
+      op.outcome().wrote(key, null);
+      op.outcome().succeeded();
+    }
+  }
+
+  // ---- status and listings ------------------------------------------------------------------
+
+  FileStatus getFileStatus(Path path) throws IOException {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.STATUS, key)) {
+      return status(path, key);
+    }
+  }
+
+  boolean exists(Path path) throws IOException {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.STATUS, key)) {
+      status(path, key);
+      return true;
+    } catch (FileNotFoundException e) {
+      return false;
+    }
+  }
+
+  boolean isFile(Path path) throws IOException {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.STATUS, key)) {
+      return status(path, key).isFile();
+    } catch (FileNotFoundException e) {
+      return false;
+    }
+  }
+
+  boolean isDirectory(Path path) throws IOException {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.STATUS, key)) {
+      return status(path, key).isDirectory();
+    } catch (FileNotFoundException e) {
+      return false;
+    }
+  }
+
+  /**
+   * A path's status: under temporary directories a pending file is a file of its real length;
+   * elsewhere what the cache knows answers "absent" and "directory" without a request, and S3A
+   * answers the rest. An absence S3A finds is remembered for the window: commit code checks a
+   * destination just before it renames onto it.
+   */
+  private FileStatus status(Path path, String key) throws IOException {
+    if (!shim.enabled()) {
+      return s3a.getFileStatus(path);
+    }
+    if (temporary(key)) {
+      try (KnownKeys.Ticket ticket = known.onTheWire()) {
+        try {
+          return statuses.statusOf(path, key);
+        } catch (FileNotFoundException e) {
+          known.observedAbsent(ticket, key); // FileOutputCommitter's task commit renames there
+          throw e;
+        }
+      }
+    }
+    Known what = known.known(key);
+    if (what.isAbsent()) {
+      counters.destinationChecksFromListing.incrementAndGet();
+      throw new FileNotFoundException("No such file or directory: " + s3a.qualify(path));
+    }
+    if (what.isDirectory()) {
+      counters.destinationDirectoriesFromListing.incrementAndGet();
+      return statuses.directory(path);
+    }
+    try (KnownKeys.Ticket ticket = known.onTheWire()) {
+      try {
+        return s3a.getFileStatus(path);
+      } catch (FileNotFoundException e) {
+        known.observedAbsent(ticket, key);
+        throw e;
+      }
+    }
+  }
+
+  FileStatus[] listStatus(Path path) throws IOException {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.READ, key)) {
+      if (!temporary(key)) {
+        return s3a.listStatus(path);
+      }
+      Optional<KnownKeys.Children> children = Optional.empty();
+      Optional<String> jobAttempt = ShimNames.jobAttemptOf(key);
+      if (jobAttempt.isPresent()) {
+        listJobAttempt(jobAttempt.get());
+        children = known.children(key);
+        if (children.isPresent() && ShimNames.isJobAttemptDirectory(key)) {
+          startRound(key);
+        }
+      }
+      FileStatus[] listed =
+          children.isPresent() ? statuses.listed(children.get()) : s3a.listStatus(path);
+      if (listed.length > 0) {
+        prepareMerge(key, children.map(KnownKeys.Children::directories).orElse(List.<String>of()));
+      }
+      return statuses.resolveAll(listed, this::temporary, threads, "listing " + path);
+    }
+  }
+
+  RemoteIterator<FileStatus> listStatusIterator(Path path) throws IOException {
+    try (Operation op = enter(Operation.Kind.READ, s3a.keyOf(path))) {
+      RemoteIterator<FileStatus> listed = s3a.listStatusIterator(path);
+      return shim.enabled()
+          ? Statuses.mapped(listed, status -> statuses.resolve(status, this::temporary))
+          : listed;
+    }
+  }
+
+  RemoteIterator<LocatedFileStatus> listFiles(Path path, boolean recursive) throws IOException {
+    try (Operation op = enter(Operation.Kind.READ, s3a.keyOf(path))) {
+      return located(s3a.listFiles(path, recursive));
+    }
+  }
+
+  RemoteIterator<LocatedFileStatus> listLocatedStatus(Path path) throws IOException {
+    try (Operation op = enter(Operation.Kind.READ, s3a.keyOf(path))) {
+      return located(s3a.listLocatedStatus(path));
+    }
+  }
+
+  private RemoteIterator<LocatedFileStatus> located(RemoteIterator<LocatedFileStatus> listed) {
+    return shim.enabled()
+        ? Statuses.mapped(listed, status -> statuses.resolveLocated(status, this::temporary))
+        : listed;
+  }
+
+  ContentSummary getContentSummary(Path path) throws IOException {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.READ, key)) {
+      if (!temporary(key)) {
+        return s3a.getContentSummary(path);
+      }
+      return statuses.summaryOf(status(path, key), located(s3a.listFiles(path, true)));
+    }
+  }
+
+  /**
+   * FileOutputCommitter's job commit lists its job attempt directory, then merges each committed
+   * task's tree: the first listing lists the whole directory (as many LISTs as its objects fill
+   * pages) and every later listing inside it is answered from that, for the window.
+   */
+  private void listJobAttempt(String jobAttemptKey) throws IOException {
+    if (!known.listedWithin(jobAttemptKey, windowNanos)) {
+      known.listTree(gateway, jobAttemptKey, JOB_ATTEMPT_KEYS, null, List.of(), counters);
+    }
+  }
+
+  /** The job commit listed its job attempt directory: the round of files it will move. */
+  private void startRound(String jobAttemptKey) {
+    Optional<List<ObjectInfo>> objects = known.objectsUnder(jobAttemptKey, List.of());
+    if (objects.isEmpty()) {
+      return;
+    }
+    List<String> files = new ArrayList<>();
+    for (ObjectInfo object : objects.get()) {
+      if (!object.key().endsWith("/") && ShimNames.isCommittedTaskFile(object.key())) {
+        files.add(object.key());
+      }
+    }
+    queue.startRound(jobAttemptKey, files);
+  }
+
+  /**
+   * Commit code lists a temporary directory before it moves its children into place, each after an
+   * existence check of its destination: listings of the destination answer those checks. A merge
+   * into several directories (a committed task's partitions) lists the destination whole, when it
+   * is small enough, else the destination and each of those directories that exist, in parallel.
+   * Nothing is listed while listings younger than half the window answer for all of them.
+   */
+  private void prepareMerge(String temporaryKey, List<String> subdirectories) throws IOException {
+    if (!known.caching()) {
+      return;
+    }
+    Optional<String> destination = destinationDirectoryOf(temporaryKey);
+    if (destination.isEmpty()) {
+      return;
+    }
+    List<String> mergeInto = new ArrayList<>();
+    for (String subdirectory : subdirectories) {
+      destinationDirectoryOf(subdirectory).ifPresent(mergeInto::add);
+    }
+    long halfWindow = windowNanos / 2;
+    if (known.listedWithin(destination.get(), halfWindow)
+        && mergeInto.stream().allMatch(directory -> answersInside(directory, halfWindow))) {
+      return;
+    }
+    if (!subdirectories.isEmpty() && !foundTooLarge(destination.get())) {
+      if (known.listTree(
+          gateway,
+          destination.get(),
+          MERGE_TREE_KEYS,
+          temporaryNameUnder(destination.get(), temporaryKey),
+          mergeInto,
+          counters)) {
+        return;
+      }
+      tooLarge.put(destination.get(), env.nanoClock().getAsLong());
+    }
+    if (!known.listedWithin(destination.get(), halfWindow)) {
+      known.listDirectory(gateway, destination.get(), MAX_CHILDREN, counters);
+    }
+    List<String> existing = new ArrayList<>();
+    for (String below : mergeInto) {
+      // One the destination's listing shows absent is moved whole: nothing checks inside it.
+      if (!known.known(below).isAbsent() && !known.listedWithin(below, halfWindow)) {
+        existing.add(below);
+      }
+    }
+    Tasks.runAll(
+        listingThreads,
+        "listing destination directories",
+        existing,
+        directory -> known.listDirectory(gateway, directory, MAX_CHILDREN, counters));
+  }
+
+  private boolean answersInside(String directory, long ageNanos) {
+    return known.known(directory).isAbsent() || known.listedWithin(directory, ageNanos);
+  }
+
+  private boolean foundTooLarge(String directory) {
+    Long at = tooLarge.get(directory);
+    if (at == null) {
+      return false;
+    }
+    if (env.nanoClock().getAsLong() - at < TOO_LARGE_WINDOWS * windowNanos) {
+      return true;
+    }
+    tooLarge.remove(directory, at);
+    return false;
+  }
+
+  /** The name of the directory directly under the destination that holds the temporary key. */
+  private static String temporaryNameUnder(String destinationKey, String temporaryKey) {
+    String prefix = ShimNames.prefixOf(destinationKey);
+    if (!temporaryKey.startsWith(prefix) || temporaryKey.length() == prefix.length()) {
+      return null;
+    }
+    String rest = temporaryKey.substring(prefix.length());
+    int slash = rest.indexOf('/');
+    return slash < 0 ? rest : rest.substring(0, slash);
+  }
+
+  /**
+   * The directory the rules move a temporary directory's files into, when they keep the files'
+   * names (FileOutputCommitter's and Spark's layouts); empty otherwise.
+   */
+  private Optional<String> destinationDirectoryOf(String temporaryKey) {
+    String probe = "/part-00000";
+    Optional<String> finalKey = shim.rules().predictFinalKey(temporaryKey + probe);
+    return finalKey
+        .filter(key -> key.endsWith(probe) && key.length() > probe.length())
+        .map(key -> key.substring(0, key.length() - probe.length()));
+  }
+
+  // ---- reading ------------------------------------------------------------------------------
+
+  /** A read S3A answers itself (a checksum, attributes, a listing with a filter). */
+  @FunctionalInterface
+  interface Read<T> {
+    T read() throws IOException;
+  }
+
+  /** Runs a read of S3A's inside an operation: it waits for what it could observe first. */
+  <T> T read(Path path, Read<T> read) throws IOException {
+    try (Operation op = enter(Operation.Kind.READ, s3a.keyOf(path))) {
+      return read.read();
+    }
+  }
+
+  /**
+   * S3A's bulk delete, through the shim: each call one operation on the keys it deletes. Paths
+   * under temporary directories are refused: their objects are records of pending uploads, which a
+   * delete of the path aborts and a bulk delete would orphan.
+   */
+  org.apache.hadoop.fs.BulkDelete bulkDelete(org.apache.hadoop.fs.BulkDelete s3aBulkDelete) {
+    return new org.apache.hadoop.fs.BulkDelete() {
+      @Override
+      public int pageSize() {
+        return s3aBulkDelete.pageSize();
+      }
+
+      @Override
+      public Path basePath() {
+        return s3aBulkDelete.basePath();
+      }
+
+      @Override
+      public List<Map.Entry<Path, String>> bulkDelete(java.util.Collection<Path> paths)
+          throws IOException {
+        List<String> keys = new ArrayList<>();
+        for (Path path : paths) {
+          String key = s3a.keyOf(path);
+          if (temporary(key)) {
+            throw new IOException(
+                "the rename shim does not bulk-delete "
+                    + s3a.qualify(path)
+                    + ": it lies under a temporary directory, where objects are records of"
+                    + " pending uploads that only a delete of the path aborts. Delete the path"
+                    + " (or its directory) instead");
+          }
+          keys.add(key);
+        }
+        try (Operation op = enter(Operation.Kind.DELETE, keys.toArray(new String[0]))) {
+          List<Map.Entry<Path, String>> failed = s3aBulkDelete.bulkDelete(paths);
+          java.util.Set<Path> refused = new java.util.HashSet<>();
+          failed.forEach(entry -> refused.add(entry.getKey()));
+          for (Path path : paths) {
+            String key = s3a.keyOf(path);
+            if (refused.contains(path)) {
+              op.outcome().unsure(key);
+            } else {
+              op.outcome().removed(key);
+            }
+          }
+          op.outcome().succeeded();
+          return failed;
+        }
+      }
+
+      @Override
+      public org.apache.hadoop.fs.statistics.IOStatistics getIOStatistics() {
+        return s3aBulkDelete.getIOStatistics();
+      }
+
+      @Override
+      public void close() throws IOException {
+        s3aBulkDelete.close();
+      }
+    };
+  }
+
+  /**
+   * Hadoop's multipart uploader writes objects that appear when it completes, outside the shim: it
+   * is refused under temporary directories, where every file is a pending upload of the shim's.
+   */
+  void refuseUploaderUnder(Path path) throws IOException {
+    if (temporary(s3a.keyOf(path))) {
+      throw new IOException(
+          "the rename shim does not give a multipart uploader for "
+              + s3a.qualify(path)
+              + ": files under temporary directories are the shim's pending uploads");
+    }
+  }
+
+  FSDataInputStream open(Path path, int bufferSize) throws IOException {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.READ, key)) {
+      refusePendingRead(path, key);
+      return s3a.open(path, bufferSize);
+    }
+  }
+
+  CompletableFuture<FSDataInputStream> openFileWithOptions(Path path, OpenFileParameters parameters)
+      throws IOException {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.READ, key)) {
+      refusePendingRead(path, key);
+      return s3a.openFileWithOptions(path, parameters);
+    }
+  }
+
+  private void refusePendingRead(Path path, String key) throws IOException {
+    if (!temporary(key)) {
+      return;
+    }
+    Optional<PendingRecords.Found> found = records.find(key);
+    if (found.isPresent() && found.get().isRecord()) {
+      counters.pendingReadsRefused.incrementAndGet();
+      throw PendingFileNotReadableException.of(
+          s3a.qualify(path), "s3a://" + gateway.bucket() + "/" + found.get().record().key());
+    }
+  }
+
+  // ---- renaming and deleting ----------------------------------------------------------------
+
+  boolean rename(Path src, Path dst) throws IOException {
+    String srcKey = s3a.keyOf(src);
+    String dstKey = s3a.keyOf(dst);
+    try (Operation op = enter(Operation.Kind.RENAME, srcKey, dstKey)) {
+      if (temporary(srcKey)) {
+        return renames.rename(op, src, srcKey, dstKey);
+      }
+      boolean renamed = s3a.rename(src, dst);
+      if (renamed) {
+        op.outcome().removed(srcKey);
+        op.outcome().unsure(dstKey); // onto the key, or into it when it is a directory
+      }
+      op.outcome().succeeded();
+      return renamed;
+    }
+  }
+
+  boolean delete(Path path, boolean recursive) throws IOException {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.DELETE, key)) {
+      boolean deleted =
+          shim.enabled() ? deletes.delete(path, key, recursive) : s3a.delete(path, recursive);
+      if (deleted) {
+        op.outcome().removed(key);
+      }
+      op.outcome().succeeded();
+      return deleted;
+    }
+  }
+
+  /** Waits for the completions queued under a directory; fails with one that failed. */
+  void awaitCompletions(Path directory) throws IOException {
+    try (Operation op = enter(Operation.Kind.AWAIT, s3a.keyOf(directory))) {
+      // the barrier is the operation
+    }
+  }
+
+  // ---- parts --------------------------------------------------------------------------------
+
+  /**
+   * Where a file created under a temporary directory will end up: Hive's staged files as Hive will
+   * name them (which may take a LIST, see {@link HiveStaging}), others by the rules alone.
+   */
+  private Optional<String> predictFinalKey(String key) throws IOException {
+    if (hiveStaging.isPresent()
+        && ShimNames.isHiveStagedFile(key)
+        && !shim.rules().isPlainFile(key)) {
+      return hiveStaging.get().predictFinalKey(key);
+    }
+    return shim.rules().predictFinalKey(key);
+  }
+
+  /** The writer of a pending file: a multipart upload to its final key, its record at its path. */
+  private UploadOutputStream pendingFile(String uri, String key, String finalKey) {
+    SettlingOutputStream.Settler settler = settler(key, false);
+    return new UploadOutputStream(
+        gateway,
+        uri,
+        finalKey,
+        key,
+        ShimRules.attemptOf(key),
+        config.partSize(),
+        config.magicBuffersPerStream(),
+        threads.pool(),
+        records.keeperOf(key, settler));
+  }
+
+  /** Whether the shim serves this bucket. */
+  boolean enabled() {
+    return shim.enabled();
+  }
+
+  /**
+   * Waits for the completions this instance queued, then lets go of the bucket's state and stops
+   * the threads; a failure of those completions never reported to a job commit is reported here.
+   */
+  void close() throws IOException {
+    try (Operation op = enter(Operation.Kind.CLOSE, "")) {
+      queue.awaitOwnedBy(renames, counters);
+    } finally {
+      try {
+        if (counters.misses() > 0 || counters.missesRefused() > 0) {
+          LOG.warn("rename shim for s3a://{}: {}", gateway.bucket(), counters);
+        } else if (counters.filesWritten() > 0) {
+          LOG.info("rename shim for s3a://{}: {}", gateway.bucket(), counters);
+        }
+      } finally {
+        env.states().release(state, shim.listingWindowMillis());
+        threads.pool().shutdownNow();
+        listingThreads.pool().shutdownNow();
+      }
+    }
+  }
+}

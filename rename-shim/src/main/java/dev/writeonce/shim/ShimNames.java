@@ -1,0 +1,137 @@
+package dev.writeonce.shim;
+
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The names the shim reads: the directory layouts of FileOutputCommitter and Hive, written once,
+ * and the key arithmetic every class uses. Keys have no leading '/'; a directory's key has no
+ * trailing '/'; the bucket's root is "".
+ */
+final class ShimNames {
+
+  /** FileOutputCommitter's job attempt directory, {@code _temporary/<application attempt>}. */
+  private static final String JOB_ATTEMPT = "_temporary/\\d+";
+
+  /**
+   * A task attempt's directory in it, {@code _temporary/<attempt id>} (tasks still write there).
+   */
+  static final String TASK_ATTEMPT = "_temporary/attempt_[^/]+";
+
+  /** A committed task's directory in it, {@code task_<id>}, which the job commit merges. */
+  static final String COMMITTED_TASK = "task_[^/]+";
+
+  /**
+   * Where FileOutputCommitter (v1 and v2) keeps a file before the commit: in a task attempt's or a
+   * committed task's directory under a job attempt directory; group 1 is the output directory's
+   * prefix (empty or ending in '/'), group 2 the file's path below the task's directory.
+   */
+  static final Pattern FILE_OUTPUT_COMMITTER_FILE =
+      Pattern.compile(
+          "^((?:.*/)?)" + JOB_ATTEMPT + "/(?:_temporary/)?(?:attempt|task)_[^/]+/(.+)$");
+
+  /** A job attempt's directory itself; group 1 is its key. */
+  private static final Pattern JOB_ATTEMPT_DIRECTORY =
+      Pattern.compile("^((?:.*/)?" + JOB_ATTEMPT + ")$");
+
+  /** A key in a job attempt's directory outside its task attempts; group 1 the directory's key. */
+  private static final Pattern IN_JOB_ATTEMPT =
+      Pattern.compile("^((?:.*/)?" + JOB_ATTEMPT + ")(?:/" + COMMITTED_TASK + "(?:/.*)?)?$");
+
+  /** A file of a committed task: what FileOutputCommitter v1's job commit merges into place. */
+  private static final Pattern COMMITTED_TASK_FILE =
+      Pattern.compile("^(?:.*/)?" + JOB_ATTEMPT + "/" + COMMITTED_TASK + "/.+$");
+
+  /** Hive's staging directory: {@code .hive-staging_*}. */
+  static final String HIVE_STAGING = "\\.hive-staging[^/]*";
+
+  /**
+   * A file under Hive's staging directory: group 1 the destination's prefix, 2 the staging
+   * directory's name, 3 its {@code -ext-N} directory, 4 the path below (partitions), 5 the file's
+   * name without Hive's {@code _tmp.} or {@code -tmp.} prefix.
+   */
+  static final Pattern HIVE_STAGED_FILE =
+      Pattern.compile(
+          "^((?:.*/)?)("
+              + HIVE_STAGING
+              + ")/(?:_task_tmp\\.|_tmp\\.|-tmp\\.)?(-ext-\\d+)"
+              + "(?:\\.moved)?/((?:[^/]+/)*)(?:_tmp\\.|-tmp\\.)?([^/]+)$");
+
+  /** Whether a key lies under a Hive staging directory. */
+  private static final Pattern IN_HIVE_STAGING = Pattern.compile("(^|/)" + HIVE_STAGING + "(/|$)");
+
+  /** A name Hive gives a file to keep an existing one: {@code <name>_copy_<K>[.ext]}. */
+  private static final Pattern HIVE_COPY_NAME = Pattern.compile(".*_copy_\\d+(\\.[^./]+)?");
+
+  private ShimNames() {}
+
+  /** The job attempt directory a key lies in (outside task attempts), or is. */
+  static Optional<String> jobAttemptOf(String key) {
+    Matcher matcher = IN_JOB_ATTEMPT.matcher(key);
+    return matcher.matches() ? Optional.of(matcher.group(1)) : Optional.empty();
+  }
+
+  /** Whether the key is a job attempt directory, which FileOutputCommitter's job commit lists. */
+  static boolean isJobAttemptDirectory(String key) {
+    return JOB_ATTEMPT_DIRECTORY.matcher(key).matches();
+  }
+
+  /** Whether the key is a file of a committed task (outside Hive's staging). */
+  static boolean isCommittedTaskFile(String key) {
+    return COMMITTED_TASK_FILE.matcher(key).matches() && !IN_HIVE_STAGING.matcher(key).find();
+  }
+
+  /** Whether the key is a file under a Hive {@code -ext-N} staging directory. */
+  static boolean isHiveStagedFile(String key) {
+    return HIVE_STAGED_FILE.matcher(key).matches();
+  }
+
+  /** Whether a key's name is one Hive gives to keep an existing file. */
+  static boolean isHiveCopyName(String key) {
+    return HIVE_COPY_NAME.matcher(nameOf(key)).matches();
+  }
+
+  /** The parent directory's key: "" for a key at the bucket's root, null for the root itself. */
+  static String parentOf(String key) {
+    if (key.isEmpty()) {
+      return null;
+    }
+    int slash = key.lastIndexOf('/');
+    return slash < 0 ? "" : key.substring(0, slash);
+  }
+
+  /** The last component of a key. */
+  static String nameOf(String key) {
+    return key.substring(key.lastIndexOf('/') + 1);
+  }
+
+  /** The prefix of everything under a directory: "" for the root, otherwise the key and '/'. */
+  static String prefixOf(String directoryKey) {
+    return directoryKey.isEmpty() ? "" : directoryKey + "/";
+  }
+
+  /** Whether a key is the directory's own key or lies under it. */
+  static boolean isAtOrUnder(String key, String directoryKey) {
+    return directoryKey.isEmpty() || key.equals(directoryKey) || key.startsWith(directoryKey + "/");
+  }
+
+  /** Whether a key lies strictly under the directory. */
+  static boolean isUnder(String key, String directoryKey) {
+    return !key.equals(directoryKey) && isAtOrUnder(key, directoryKey);
+  }
+
+  /** The directory above both keys ("" for the bucket's root). */
+  static String commonDirectory(String a, String b) {
+    String common = "";
+    int from = 0;
+    while (true) {
+      int slash = a.indexOf('/', from);
+      if (slash < 0 || !b.startsWith(a.substring(0, slash + 1))) {
+        return common;
+      }
+      common = a.substring(0, slash);
+      from = slash + 1;
+    }
+  }
+}

@@ -1,0 +1,180 @@
+package dev.writeonce.shim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.core.upload.UploadPool;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The queue's rules: rounds, barriers, and who a failed completion is reported to. */
+class CompletionQueueTest {
+
+  private static final String JOB_ATTEMPT = "out/_temporary/0";
+  private static final String TASK = JOB_ATTEMPT + "/task_1/";
+
+  private final UploadPool pool = new UploadPool("completion queue test", 4);
+  private final ShimStatistics counters = new ShimStatistics();
+  private final List<String> landed = Collections.synchronizedList(new ArrayList<>());
+  private final List<String> recordsDeleted = Collections.synchronizedList(new ArrayList<>());
+  private final CompletionQueue queue =
+      new CompletionQueue(
+          pool,
+          new CompletionQueue.Landing() {
+            @Override
+            public void promised(String destinationKey) {}
+
+            @Override
+            public void settled(String destinationKey, boolean succeeded) {
+              if (succeeded) {
+                landed.add(destinationKey);
+              }
+            }
+          },
+          "b");
+  private final CountDownLatch release = new CountDownLatch(1);
+
+  @AfterEach
+  void stop() {
+    release.countDown();
+    pool.close();
+  }
+
+  private void queue(String name, boolean fails) throws IOException {
+    queue.queue(
+        TASK + name,
+        "out/" + name,
+        () -> {
+          try {
+            release.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          if (fails) {
+            throw new IOException("the store refused the completion of " + name);
+          }
+        },
+        recordsDeleted::addAll,
+        this,
+        counters);
+  }
+
+  @Test
+  void aFileOfTheRoundMayQueueAndAnyOtherMayNot() {
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+
+    assertThat(queue.inRound(TASK + "a")).isTrue();
+    assertThat(queue.inRound(TASK + "b")).as("not listed by the job commit").isFalse();
+    assertThat(queue.inRound("out/_temporary/1/task_1/a")).as("another job attempt").isFalse();
+  }
+
+  @Test
+  void theRenameOfTheRoundsLastFileWaitsForEveryCompletionAndFailsWithTheFirstFailure()
+      throws Exception {
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"));
+    queue("a", false);
+    queue.moved(JOB_ATTEMPT, List.of(TASK + "a"), counters);
+    queue("b", true);
+    release.countDown();
+
+    assertThatThrownBy(() -> queue.moved(JOB_ATTEMPT, List.of(TASK + "b"), counters))
+        .hasMessageContaining("out/b")
+        .hasMessageContaining("the store refused the completion of b");
+    assertThat(landed).containsExactly("out/a");
+    assertThat(recordsDeleted).as("only the completed file's record").containsExactly(TASK + "a");
+  }
+
+  @Test
+  void aReaderWaitsButNeverConsumesTheFailureWhichTheTemporaryTreesDeleteThenReports()
+      throws Exception {
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+    queue("a", true);
+    release.countDown();
+
+    // A query listing the table and a status of the output: they wait, and see no error.
+    queue.barrier(Operation.Kind.READ, "out/a", false, counters);
+    queue.barrier(Operation.Kind.STATUS, "out", false, counters);
+
+    assertThatThrownBy(() -> queue.barrier(Operation.Kind.DELETE, "out/_temporary", true, counters))
+        .as("the cleanup would abort the failed file's upload: refused with the failure")
+        .hasMessageContaining("out/a");
+    // The committing side has been told: the next delete of the tree is the job's abort.
+    queue.barrier(Operation.Kind.DELETE, "out/_temporary", true, counters);
+    queue.temporaryTreeChanged("out/_temporary");
+    assertThat(queue.idle()).isTrue();
+  }
+
+  @Test
+  void everyCreateUnderTheOutputAndEveryAwaitFailsWithTheFailureUntilTheJobAborts()
+      throws Exception {
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+    queue("a", true);
+    release.countDown();
+
+    for (int i = 0; i < 2; i++) {
+      assertThatThrownBy(
+              () -> queue.barrier(Operation.Kind.CREATE, "out/_SUCCESS", false, counters))
+          .hasMessageContaining("out/a");
+      assertThatThrownBy(() -> queue.barrier(Operation.Kind.AWAIT, "out", false, counters))
+          .hasMessageContaining("out/a");
+    }
+    queue.barrier(Operation.Kind.CREATE, "elsewhere/_SUCCESS", false, counters);
+
+    queue.barrier(Operation.Kind.DELETE, "out/_temporary", true, counters); // the abort
+    queue.temporaryTreeChanged("out/_temporary");
+    queue.barrier(Operation.Kind.CREATE, "out/_SUCCESS", false, counters);
+  }
+
+  @Test
+  void onceACompletionFailedTheMergeStopsAtItsNextQueuedRename() throws Exception {
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"));
+    queue("a", true);
+    release.countDown();
+    queue.barrier(Operation.Kind.READ, "out/a", false, counters); // waits for it to fail
+
+    assertThatThrownBy(() -> queue("b", false)).hasMessageContaining("out/a");
+  }
+
+  @Test
+  void aStatusOfADirectoryAboveAQueuedFileDoesNotWaitAndOneOfTheFileDoes() throws Exception {
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "p=1/a"));
+    queue.queue(
+        TASK + "p=1/a",
+        "out/p=1/a",
+        () -> {
+          try {
+            release.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        },
+        recordsDeleted::addAll,
+        this,
+        counters);
+
+    queue.barrier(Operation.Kind.STATUS, "out/p=1", false, counters);
+    assertThat(landed).as("answered without waiting").isEmpty();
+    assertThat(counters.directoriesOfQueued()).isEqualTo(1);
+
+    release.countDown();
+    queue.barrier(Operation.Kind.STATUS, "out/p=1/a", false, counters);
+    assertThat(landed).containsExactly("out/p=1/a");
+    assertThat(recordsDeleted).containsExactly(TASK + "p=1/a");
+    assertThat(queue.idle()).isTrue();
+  }
+
+  @Test
+  void closeReportsAFailureNoJobCommitWasToldOf() throws Exception {
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"));
+    queue("a", true);
+    release.countDown();
+
+    assertThatThrownBy(() -> queue.awaitOwnedBy(this, counters)).hasMessageContaining("out/a");
+  }
+}
