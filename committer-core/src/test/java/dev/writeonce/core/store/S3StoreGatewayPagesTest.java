@@ -72,8 +72,7 @@ class S3StoreGatewayPagesTest {
     put("out/p=1/c");
     put("out/part-0");
 
-    List<ObjectInfo> listed =
-        gateway.listObjectsUpTo("out/", 100, "out/_temporary/").orElseThrow();
+    List<ObjectInfo> listed = gateway.listObjectsUpTo("out/", 100, "out/_temporary/").orElseThrow();
 
     assertThat(listed).extracting(ObjectInfo::key).containsExactly("out/p=1/c", "out/part-0");
   }
