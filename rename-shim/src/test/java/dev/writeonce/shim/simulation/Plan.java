@@ -1,0 +1,125 @@
+package dev.writeonce.shim.simulation;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * One schedule's scenario, drawn from its seed: the jobs, their tasks and attempts, the statement
+ * Hive moves, the readers, and the faults. The seed also drives the scheduler's choices, so a seed
+ * replays a schedule; a plan can be narrowed by hand (fewer jobs, fewer faults) into a regression
+ * test.
+ */
+record Plan(
+    long seed,
+    List<JobPlan> jobs,
+    HivePlan hive,
+    int readers,
+    boolean clockSteps,
+    boolean foreignWrites,
+    Faults faults) {
+
+  /**
+   * A FileOutputCommitter job on its own output, {@code out<index>}: its tasks, how its job's own
+   * settings differ from the process's, and whether the driver's file system cache is disabled.
+   */
+  record JobPlan(
+      int index,
+      int algorithm,
+      List<TaskPlan> tasks,
+      boolean partitioned,
+      boolean sharedNames,
+      boolean successMarker,
+      boolean cleanupSkipped,
+      boolean cleanupFailuresIgnored,
+      boolean cacheDisabled,
+      boolean oldFiles) {
+    String output() {
+      return "out" + index;
+    }
+  }
+
+  /** A task: each attempt fails before its commit or commits; the last commits unless all fail. */
+  record TaskPlan(int task, int files, List<Boolean> attemptFails) {}
+
+  /**
+   * A Hive statement adding {@code files} files to table {@code t}, whose directory already holds
+   * {@code existing} files, among them the statement's first file name.
+   */
+  record HivePlan(int files, int existing) {}
+
+  /**
+   * The faults: a completion that fails (by a 5xx past retries, or because another tool aborted its
+   * upload), request rates of transient failures, lost answers and short pages, and a crash of the
+   * driver at one of its requests (0: none).
+   */
+  record Faults(
+      int failedCompletion,
+      boolean failedByForeignAbort,
+      double transientRate,
+      double lostAnswerRate,
+      double shortPageRate,
+      int driverCrashAt,
+      boolean crashAfterApplying) {
+    static final Faults NONE = new Faults(-1, false, 0, 0, 0, 0, false);
+  }
+
+  /** The plan of a seed. */
+  static Plan of(long seed) {
+    Random random = new Random(seed * 7919 + 17);
+    List<JobPlan> jobs = new ArrayList<>();
+    HivePlan hive = null;
+    if (random.nextInt(6) == 0) {
+      hive = new HivePlan(1 + random.nextInt(3), 1 + random.nextInt(6));
+    } else {
+      int count = random.nextInt(5) == 0 ? 2 : 1;
+      for (int j = 0; j < count; j++) {
+        jobs.add(job(j, random));
+      }
+    }
+    boolean anyFault = random.nextInt(3) > 0;
+    Faults faults =
+        anyFault
+            ? new Faults(
+                random.nextInt(3) == 0 ? random.nextInt(6) : -1,
+                random.nextBoolean(),
+                random.nextInt(4) == 0 ? 0.02 : 0,
+                random.nextInt(4) == 0 ? 0.02 : 0,
+                random.nextInt(3) == 0 ? 0.5 : 0,
+                random.nextInt(4) == 0 ? 1 + random.nextInt(80) : 0,
+                random.nextBoolean())
+            : Faults.NONE;
+    return new Plan(
+        seed,
+        jobs,
+        hive,
+        random.nextInt(3) == 0 ? 0 : 1 + random.nextInt(2),
+        random.nextBoolean(),
+        random.nextInt(4) == 0,
+        faults);
+  }
+
+  private static JobPlan job(int index, Random random) {
+    List<TaskPlan> tasks = new ArrayList<>();
+    int count = 1 + random.nextInt(3);
+    for (int t = 0; t < count; t++) {
+      List<Boolean> attempts = new ArrayList<>();
+      attempts.add(random.nextInt(5) == 0);
+      if (attempts.get(0) || random.nextInt(8) == 0) {
+        attempts.add(random.nextInt(6) == 0);
+      }
+      tasks.add(new TaskPlan(t, random.nextInt(4), attempts));
+    }
+    return new JobPlan(
+        index,
+        random.nextInt(4) == 0 ? 2 : 1,
+        tasks,
+        random.nextBoolean(),
+        random.nextInt(4) == 0,
+        random.nextInt(3) > 0,
+        random.nextInt(3) == 0,
+        random.nextInt(3) == 0,
+        random.nextInt(5) == 0,
+        random.nextBoolean());
+  }
+}

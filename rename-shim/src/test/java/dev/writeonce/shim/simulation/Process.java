@@ -1,0 +1,238 @@
+package dev.writeonce.shim.simulation;
+
+import dev.writeonce.core.testing.s3.MemoryS3ClientFactory;
+import dev.writeonce.core.testing.s3.MemoryS3Settings;
+import dev.writeonce.core.testing.s3.Outcome;
+import dev.writeonce.core.testing.s3.RequestHook;
+import dev.writeonce.core.testing.s3.StoreRequest;
+import dev.writeonce.shim.SimulatedShimFileSystem;
+import java.io.IOException;
+import java.security.PrivilegedExceptionAction;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.security.UserGroupInformation;
+
+/**
+ * A simulated JVM: its own user (so that Hadoop's file system cache gives it instances of its own,
+ * shared by its threads as in a real process), its own shim registry, threads and clock readings,
+ * and its own connection to the store, through which its faults are injected and at which it may
+ * die. After it died, each of its requests fails with {@link Crash}.
+ */
+final class Process {
+
+  /** The process died: thrown at its crash and by every request after it. */
+  static final class Crash extends Error {
+    private static final long serialVersionUID = 1L;
+
+    Crash(String process) {
+      super(process + " crashed", null, false, false);
+    }
+  }
+
+  /** How a process's requests fail. */
+  record Faults(
+      int crashAt,
+      boolean crashAfterApplying,
+      double transientRate,
+      double lostAnswerRate,
+      double shortPageRate,
+      java.util.function.Predicate<StoreRequest> failAlways) {
+    static final Faults NONE = new Faults(0, false, 0, 0, 0, request -> false);
+  }
+
+  private final String name;
+  private final World world;
+  private final Faults faults;
+  private final Random random;
+  private final String endpoint;
+  private final UserGroupInformation user;
+  private final Configuration conf;
+  private final List<String> trace = new ArrayList<>();
+  private final java.util.Set<String> createdKeys = new java.util.HashSet<>();
+  private final java.util.Set<String> lostCreates = new java.util.HashSet<>();
+  private final java.util.Set<String> failedAborts = new java.util.HashSet<>();
+  private volatile boolean crashed;
+  private int requests;
+
+  Process(String name, World world, Faults faults, long seed) {
+    this.name = name;
+    this.world = world;
+    this.faults = faults;
+    this.random = new Random(seed);
+    this.endpoint = MemoryS3ClientFactory.register(world.store(), new Hook());
+    this.user = UserGroupInformation.createRemoteUser(name);
+    this.conf = new Configuration(false);
+    MemoryS3Settings.apply(conf, endpoint);
+    conf.set("fs.s3a.impl", SimulatedShimFileSystem.class.getName());
+    conf.set(SimulatedShimFileSystem.PROCESS, name);
+    // Hadoop's cache, as in a real process: one instance per user and bucket, whatever the
+    // configuration a later caller passes (a job's own settings do not reach it).
+    conf.setBoolean("fs.s3a.impl.disable.cache", false);
+    conf.setInt("writeonce.commit.threads", 2);
+    conf.setInt("writeonce.magic.upload-threads", 2);
+    SimulatedShimFileSystem.register(
+        name,
+        world::nanos,
+        world::millis,
+        (owner, threads) -> new SimWorkers(world.scheduler(), this, owner, threads),
+        // Every file system call is a scheduling point too: a reader may come between two calls
+        // of a job commit that send no request.
+        (kind, keys) -> world.scheduler().yieldTurn());
+  }
+
+  String name() {
+    return name;
+  }
+
+  /** The process's session configuration: what its file system instances start with. */
+  Configuration conf() {
+    return conf;
+  }
+
+  boolean crashed() {
+    return crashed;
+  }
+
+  /** Keys this process started uploads for. */
+  synchronized java.util.Set<String> createdKeys() {
+    return new java.util.HashSet<>(createdKeys);
+  }
+
+  /** Keys whose upload this process created without learning its id (the answer was lost). */
+  synchronized java.util.Set<String> lostCreates() {
+    return new java.util.HashSet<>(lostCreates);
+  }
+
+  /** Uploads this process tried to abort and the store refused. */
+  synchronized java.util.Set<String> failedAborts() {
+    return new java.util.HashSet<>(failedAborts);
+  }
+
+  /** Every request this process sent, in order, when tracing. */
+  List<String> trace() {
+    return trace;
+  }
+
+  /**
+   * Closes every file system instance the process started, one by one (Hadoop's own closeAll closes
+   * them while holding its cache's lock, which a scheduled close must not do).
+   */
+  void closeFileSystems() throws IOException {
+    for (SimulatedShimFileSystem instance : SimulatedShimFileSystem.instancesOf(name)) {
+      instance.close();
+    }
+  }
+
+  /** Runs work as this process's user. */
+  <T> T call(Callable<T> work) throws Exception {
+    return user.doAs((PrivilegedExceptionAction<T>) work::call);
+  }
+
+  /** Adds an actor of this process. */
+  Scheduler.Actor spawn(String actor, ThrowingRunnable body) {
+    return world
+        .scheduler()
+        .spawn(
+            name + "/" + actor,
+            () -> {
+              try {
+                call(
+                    () -> {
+                      body.run();
+                      return null;
+                    });
+              } catch (Crash crash) {
+                // the process died under this actor
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              }
+            });
+  }
+
+  /** A body that may fail. */
+  @FunctionalInterface
+  interface ThrowingRunnable {
+    void run() throws Exception;
+  }
+
+  /**
+   * Ends the process: every file system instance it started is closed (a crashed process's close
+   * reaches nothing: its requests fail), its registrations dropped.
+   */
+  void end() {
+    crashed = true;
+    for (SimulatedShimFileSystem instance : SimulatedShimFileSystem.unregister(name)) {
+      try {
+        instance.close();
+      } catch (Throwable ignored) {
+        // as above
+      }
+    }
+    MemoryS3ClientFactory.unregister(endpoint);
+  }
+
+  private final class Hook implements RequestHook {
+    @Override
+    public Outcome before(StoreRequest request) {
+      if (crashed) {
+        throw new Crash(name);
+      }
+      world.scheduler().yieldTurn();
+      if (crashed) {
+        throw new Crash(name);
+      }
+      int number;
+      double roll;
+      synchronized (Process.this) {
+        number = ++requests;
+        roll = random.nextDouble();
+        if (world.tracing()) {
+          trace.add(number + " " + request.operation() + " " + request.key());
+        }
+      }
+      world.sent(Process.this, request);
+      boolean creates = request.operation().equals("CreateMultipartUpload");
+      if (creates) {
+        synchronized (Process.this) {
+          createdKeys.add(request.key());
+        }
+      }
+      Outcome outcome;
+      if (faults.crashAt() == number) {
+        crashed = true;
+        if (!faults.crashAfterApplying()) {
+          throw new Crash(name);
+        }
+        outcome = Outcome.LOSE_ANSWER;
+      } else if (faults.failAlways().test(request) || roll < faults.transientRate()) {
+        outcome = Outcome.FAIL_UNSENT;
+      } else if (roll < faults.transientRate() + faults.lostAnswerRate()) {
+        outcome = Outcome.LOSE_ANSWER;
+      } else {
+        outcome = Outcome.PROCEED;
+      }
+      synchronized (Process.this) {
+        if (creates && outcome == Outcome.LOSE_ANSWER) {
+          lostCreates.add(request.key());
+        }
+        if (request.operation().equals("AbortMultipartUpload") && outcome == Outcome.FAIL_UNSENT) {
+          failedAborts.add(request.uploadId());
+        }
+      }
+      return outcome;
+    }
+
+    @Override
+    public int pageSize(StoreRequest request, int requested) {
+      synchronized (Process.this) {
+        if (faults.shortPageRate() > 0 && random.nextDouble() < faults.shortPageRate()) {
+          return 1 + random.nextInt(Math.max(1, Math.min(requested, 3)));
+        }
+      }
+      return requested;
+    }
+  }
+}
