@@ -44,6 +44,9 @@ final class Renames {
   private final S3ACallbacks s3a;
   private final Set<String> missesReported = ConcurrentHashMap.newKeySet();
 
+  /** One instance, so that the barrier deletes the records of this gateway's files in bulk. */
+  private final CompletionQueue.RecordDeletes recordDeletes;
+
   Renames(
       StoreGateway gateway,
       ShimConfig shim,
@@ -66,6 +69,7 @@ final class Renames {
     this.counters = counters;
     this.pool = pool;
     this.s3a = s3a;
+    this.recordDeletes = records::delete;
   }
 
   /**
@@ -219,7 +223,7 @@ final class Renames {
             completeOnce(upload);
             counters.uploadsCompleted.incrementAndGet();
           },
-          records::delete,
+          recordDeletes,
           this,
           counters);
       return new Placed(placed, true);
