@@ -488,7 +488,27 @@ class RenameShimIT {
     assertThat(fs.rename(pending, target)).isFalse();
     assertThat(view.read("out/part-m-00000")).isEqualTo("written since\n");
 
-    // Found absent by another thread, then written by another writer: checked, refused.
+    assertThat(fs.delete(new org.apache.hadoop.fs.Path(base + "/_temporary"), true)).isTrue();
+    assertThat(view.keys("")).containsExactly("out/part-m-00000");
+    assertNoOpenUploads(bucket, List.of("out/part-m-00000"));
+  }
+
+  /**
+   * Without the listing window, an absence another thread found is not remembered: a file another
+   * writer created since is found by the rename's check, which refuses. (Within the window, an
+   * absence the store reported to any thread of the JVM answers for the window, as a listing does:
+   * the documented bound of another writer.)
+   */
+  @Test
+  void withoutTheListingWindowAnAbsenceFoundByAnotherThreadIsCheckedAgain() throws Exception {
+    String bucket = store().newBucket("shim-absent-elsewhere");
+    Configuration conf = configuration(1, true);
+    conf.set(ShimConfig.LISTING_WINDOW, "0s");
+    String base = "s3a://" + bucket + "/out";
+    org.apache.hadoop.fs.Path pending = writePending(conf, base, "pending\n");
+    FileSystem fs = pending.getFileSystem(conf);
+    BucketView view = new BucketView(store(), bucket);
+
     org.apache.hadoop.fs.Path elsewhere = new org.apache.hadoop.fs.Path(base + "/part-m-00001");
     Thread other = new Thread(() -> catchThrowable(() -> fs.getFileStatus(elsewhere)));
     other.start();
@@ -498,7 +518,7 @@ class RenameShimIT {
     assertThat(view.read("out/part-m-00001")).isEqualTo("another writer\n");
 
     assertThat(fs.delete(new org.apache.hadoop.fs.Path(base + "/_temporary"), true)).isTrue();
-    assertThat(view.keys("")).containsExactly("out/part-m-00000", "out/part-m-00001");
+    assertThat(view.keys("")).containsExactly("out/part-m-00001");
     assertNoOpenUploads(bucket, List.of("out/part-m-00000"));
   }
 
@@ -606,24 +626,26 @@ class RenameShimIT {
   }
 
   /**
-   * A file a committed task left, renamed into place by a fresh instance: its completion queued.
+   * The first of two files a committed task left, renamed into place by a fresh instance after it
+   * listed the job attempt's directory, as FileOutputCommitter's job commit does: its completion
+   * queued (the rename of the round's last file would wait for it).
    */
   private record Queued(
-      FileSystem fs, ShimStatistics shim, org.apache.hadoop.fs.Path destination) {}
+      FileSystem fs, ShimStatistics shim, org.apache.hadoop.fs.Path destination, String record) {}
 
   private Queued queuedRename(String bucketName) throws IOException {
     ClassicJob classic = setUpClassicJob(bucketName, 12);
-    String key = commitTaskOf(classic, 0, 1, "").get(0);
+    String key = commitTaskOf(classic, 0, 2, "").get(0);
     String name = key.substring("out/".length());
     FileSystem fs = FileSystem.newInstance(classic.out().toUri(), classic.conf());
     ShimStatistics shim = ((RenameShimFileSystem) fs).shimStatistics();
-    org.apache.hadoop.fs.Path committed =
-        new org.apache.hadoop.fs.Path(
-            classic.out(), "_temporary/0/task_2026112222_0007_m_000000/" + name);
+    String task = "_temporary/0/task_2026112222_0007_m_000000/";
+    fs.listStatus(new org.apache.hadoop.fs.Path(classic.out(), "_temporary/0"));
+    org.apache.hadoop.fs.Path committed = new org.apache.hadoop.fs.Path(classic.out(), task + name);
     org.apache.hadoop.fs.Path destination = new org.apache.hadoop.fs.Path(classic.out(), name);
     assertThat(fs.rename(committed, destination)).isTrue();
     assertThat(shim.completionsQueued()).isEqualTo(1);
-    return new Queued(fs, shim, destination);
+    return new Queued(fs, shim, destination, "out/" + task + name);
   }
 
   /**
@@ -669,9 +691,7 @@ class RenameShimIT {
         assertThat(queued.shim().barriers()).as(call.getKey()).isEqualTo(1);
         BucketView view = new BucketView(store(), bucket);
         assertThat(view.keys(key)).as(call.getKey()).containsExactly(key);
-        assertThat(view.keys("out/_temporary/0/task_2026112222_0007_m_000000/"))
-            .as("the record of %s", call.getKey())
-            .isEmpty();
+        assertThat(view.keys(queued.record())).as("the record of %s", call.getKey()).isEmpty();
       } finally {
         fs.close();
       }
@@ -796,12 +816,13 @@ class RenameShimIT {
     Traffic commit = store().meter().read().minus(before);
 
     // The first task's partitions move whole, their completions queued; the two others merge into
-    // both, and each finds the output directory and both partitions above queued files.
+    // both, and each finds the output directory and both partitions above queued files, or from
+    // what the shim knows: at least 3 directories each, with no request.
     assertThat(
             shim.destinationDirectoriesFromListing()
                 + shim.directoriesOfQueued()
                 - directoriesBefore)
-        .isEqualTo(6);
+        .isGreaterThanOrEqualTo(6);
     // HEADs: the output directory's check once per task's merge, and FileOutputCommitter's own
     // (cleanup, _SUCCESS); none for the partition directories (4 more without the listing).
     assertThat(commit.requests(S3Api.HEAD_OBJECT)).as("%s", commit).isLessThanOrEqualTo(3 + 4);
