@@ -74,8 +74,18 @@ final class CompletionQueue {
   /** Completions one root queues before the renaming thread waits for them. */
   static final int MAX_QUEUED = 10_000;
 
+  /**
+   * A queued completion: the file's record ({@code source}), the keys to delete once it went
+   * through (the record, and its twin at the attempt's path when the task commit left one), where
+   * the file goes, and whose it is.
+   */
   private record Queued(
-      String source, String destination, Future<?> future, RecordDeletes records, Object owner) {}
+      String source,
+      List<String> recordKeys,
+      String destination,
+      Future<?> future,
+      RecordDeletes records,
+      Object owner) {}
 
   /** The completions of one root. */
   private final class Batch {
@@ -84,7 +94,13 @@ final class CompletionQueue {
     final Set<String> destinations = new HashSet<>();
     final Set<String> aboveDestinations = new HashSet<>();
     final Set<String> sources = new HashSet<>();
+
+    /** Directories above the sources, up to their temporary root (out/_temporary). */
     final Set<String> aboveSources = new HashSet<>();
+
+    /** Directories above the temporary root: only a delete or rename of them reaches a record. */
+    final Set<String> aroundSources = new HashSet<>();
+
     final List<Queued> completed = new ArrayList<>();
     final Set<String> failedSources = new HashSet<>();
     IOException failure;
@@ -95,11 +111,16 @@ final class CompletionQueue {
       this.root = root;
     }
 
-    boolean watches(String key) {
+    /**
+     * Whether a call on the key could observe or disturb a queued completion or a record still to
+     * delete; {@code structural} for a delete or rename, which reach every record below the key.
+     */
+    boolean watches(String key, boolean structural) {
       if (destinations.contains(key)
           || aboveDestinations.contains(key)
           || sources.contains(key)
-          || aboveSources.contains(key)) {
+          || aboveSources.contains(key)
+          || (structural && aroundSources.contains(key))) {
         return true;
       }
       for (String parent = parentOf(key); parent != null; parent = parentOf(parent)) {
@@ -210,6 +231,7 @@ final class CompletionQueue {
    */
   void queue(
       String sourceKey,
+      List<String> recordKeys,
       String destinationKey,
       Completion completion,
       RecordDeletes records,
@@ -247,7 +269,7 @@ final class CompletionQueue {
         batch.destinations.add(destinationKey);
         addParents(destinationKey, batch.aboveDestinations);
         batch.sources.add(sourceKey);
-        addParents(sourceKey, batch.aboveSources);
+        addSourceParents(sourceKey, batch);
         landing.promised(destinationKey);
         // The task reads its entry under the batch's monitor, which this thread holds until the
         // entry is set.
@@ -262,7 +284,7 @@ final class CompletionQueue {
                       }
                       return complete(batch, own, completion);
                     });
-        entry[0] = new Queued(sourceKey, destinationKey, future, records, owner);
+        entry[0] = new Queued(sourceKey, recordKeys, destinationKey, future, records, owner);
         batch.running.add(entry[0]);
         full = batch.running.size() >= MAX_QUEUED;
       }
@@ -341,7 +363,8 @@ final class CompletionQueue {
       boolean watched;
       boolean covered;
       synchronized (batch) {
-        watched = batch.watches(key);
+        watched =
+            batch.watches(key, kind == Operation.Kind.DELETE || kind == Operation.Kind.RENAME);
         covered = isAtOrUnder(key, batch.root);
         if (kind == Operation.Kind.STATUS
             && batch.failure == null
@@ -394,7 +417,9 @@ final class CompletionQueue {
         if (batch.failure == null
             || !batch.told
             || !batch.running.isEmpty()
-            || !batch.aboveSources.contains(key) && !batch.sources.contains(key)) {
+            || !batch.aboveSources.contains(key)
+                && !batch.aroundSources.contains(key)
+                && !batch.sources.contains(key)) {
           continue;
         }
         batch.ended = true;
@@ -510,7 +535,9 @@ final class CompletionQueue {
     }
     Map<RecordDeletes, List<String>> byInstance = new LinkedHashMap<>();
     for (Queued queued : completed) {
-      byInstance.computeIfAbsent(queued.records(), r -> new ArrayList<>()).add(queued.source());
+      byInstance
+          .computeIfAbsent(queued.records(), r -> new ArrayList<>())
+          .addAll(queued.recordKeys());
     }
     try {
       for (Map.Entry<RecordDeletes, List<String>> entry : byInstance.entrySet()) {
@@ -530,6 +557,21 @@ final class CompletionQueue {
       report.addSuppressed(more);
     }
     return report;
+  }
+
+  /**
+   * Notes the directories above a source: those within its temporary root, where any call could
+   * observe the record, and those above it, where only a delete or rename could.
+   */
+  private static void addSourceParents(String sourceKey, Batch batch) {
+    String root = ShimNames.temporaryRootOf(sourceKey).orElse("");
+    for (String parent = parentOf(sourceKey); parent != null; parent = parentOf(parent)) {
+      if (!root.isEmpty() && isAtOrUnder(parent, root)) {
+        batch.aboveSources.add(parent);
+      } else {
+        batch.aroundSources.add(parent);
+      }
+    }
   }
 
   private static void addParents(String key, Set<String> into) {

@@ -164,9 +164,22 @@ final class KnownKeys {
   private final LongSupplier nanoClock;
 
   private final Map<String, Listing> listings = new HashMap<>();
+
+  /**
+   * Task attempt directories this JVM wrote records into, true while every object under them is a
+   * record it wrote (with the object holding it) and none was forgotten: their contents are then
+   * known without a listing ({@link #children}). Anything else found in such a directory (another
+   * run's leftovers under a reused attempt id) is not the attempt's output, and the job's cleanup
+   * removes it.
+   */
+  private final TreeMap<String, Boolean> ownedAttempts = new TreeMap<>();
+
+  /** Owned attempt directories kept at most; past it they are forgotten (listed instead). */
+  private static final int MAX_OWNED_ATTEMPTS = 10_000;
+
   private final TreeMap<String, Fact> facts = new TreeMap<>();
   private final ArrayDeque<String> factOrder = new ArrayDeque<>();
-  private final Map<String, Integer> unsettled = new HashMap<>();
+  private final TreeMap<String, Integer> unsettled = new TreeMap<>();
   private final TreeMap<String, Integer> promised = new TreeMap<>();
   private final ArrayDeque<Logged> log = new ArrayDeque<>();
   private final TreeMap<Long, Integer> onTheWire = new TreeMap<>();
@@ -268,8 +281,11 @@ final class KnownKeys {
   /** {@link #children(String)} for an operation changing the keys {@code own}. */
   synchronized Optional<Children> children(String directoryKey, List<String> own) {
     Listing listing = freshListing(directoryKey, nanoClock.getAsLong());
-    if (listing == null || isUnsettled(directoryKey, own) || promisedUnder(directoryKey)) {
+    if (isUnsettled(directoryKey, own) || promisedUnder(directoryKey)) {
       return Optional.empty();
+    }
+    if (listing == null) {
+      return ownedChildren(directoryKey);
     }
     List<ObjectInfo> files = new ArrayList<>();
     List<String> directories = new ArrayList<>();
@@ -290,6 +306,40 @@ final class KnownKeys {
       }
     }
     return Optional.of(new Children(files, directories));
+  }
+
+  /** The children of a directory in an owned task attempt directory, from the facts. */
+  private Optional<Children> ownedChildren(String directoryKey) {
+    Optional<String> attempt = ShimNames.taskAttemptOf(directoryKey);
+    if (attempt.isEmpty() || !Boolean.TRUE.equals(ownedAttempts.get(attempt.get()))) {
+      return Optional.empty();
+    }
+    String prefix = prefixOf(directoryKey);
+    String next = unsettled.ceilingKey(prefix);
+    if (next != null && next.startsWith(prefix)) {
+      return Optional.empty(); // a file still being written
+    }
+    List<ObjectInfo> files = new ArrayList<>();
+    java.util.TreeSet<String> directories = new java.util.TreeSet<>();
+    for (Map.Entry<String, Fact> entry :
+        facts.subMap(prefix, true, prefix + Character.MAX_VALUE, false).entrySet()) {
+      Known fact = entry.getValue().known();
+      if (fact.isAbsent()) {
+        continue;
+      }
+      String rest = entry.getKey().substring(prefix.length());
+      int slash = rest.indexOf('/');
+      if (slash >= 0) {
+        directories.add(prefix + rest.substring(0, slash));
+      } else if (fact.isDirectory()) {
+        directories.add(entry.getKey());
+      } else if (fact.record() != null && fact.object() != null && fact.object().size() >= 0) {
+        files.add(fact.object());
+      } else {
+        return Optional.empty();
+      }
+    }
+    return Optional.of(new Children(files, List.copyOf(directories)));
   }
 
   /**
@@ -546,6 +596,39 @@ final class KnownKeys {
     }
     applyToListings(change);
     applyToFacts(change, now);
+    noteOwnership(change);
+  }
+
+  /** Keeps {@link #ownedAttempts} true only while every object under them is a known record. */
+  private void noteOwnership(Change change) {
+    String key = change.key();
+    Optional<String> attempt = ShimNames.taskAttemptOf(key);
+    if (change instanceof Wrote wrote) {
+      if (attempt.isPresent() && !attempt.get().equals(key)) {
+        boolean known = wrote.record() != null && wrote.object().size() >= 0;
+        ownedAttempts.merge(attempt.get(), known, Boolean::logicalAnd);
+        if (ownedAttempts.size() > MAX_OWNED_ATTEMPTS) {
+          ownedAttempts.clear();
+        }
+      }
+      return;
+    }
+    if (change instanceof MadeDirectory) {
+      return;
+    }
+    boolean removed = change instanceof Removed;
+    if (attempt.isPresent() && !attempt.get().equals(key) && !removed) {
+      ownedAttempts.computeIfPresent(attempt.get(), (dir, owned) -> false);
+    }
+    NavigableMap<String, Boolean> covered =
+        ownedAttempts.subMap(prefixOf(key), true, prefixOf(key) + Character.MAX_VALUE, false);
+    if (removed) {
+      covered.clear();
+      ownedAttempts.remove(key);
+    } else {
+      covered.replaceAll((dir, owned) -> false);
+      ownedAttempts.computeIfPresent(key, (dir, owned) -> false);
+    }
   }
 
   private void applyToListings(Change change) {
@@ -647,10 +730,14 @@ final class KnownKeys {
     Child old = listing.children.get(name);
     Child updated;
     if (change instanceof Wrote wrote) {
+      ObjectInfo object = wrote.object();
+      if (!below && object.size() < 0 && old != null && old.object() != null) {
+        object = old.object(); // reported again without its object: the one listed stands
+      }
       updated =
           below
               ? new Child(old == null ? null : old.object(), Prefix.PRESENT, false)
-              : new Child(wrote.object(), old == null ? Prefix.NONE : old.prefix(), false);
+              : new Child(object, old == null ? Prefix.NONE : old.prefix(), false);
     } else if (change instanceof MadeDirectory) {
       updated = new Child(old == null ? null : old.object(), Prefix.PRESENT, false);
     } else if (change instanceof Removed) {
@@ -700,7 +787,19 @@ final class KnownKeys {
       facts.subMap(prefixOf(key), true, prefixOf(key) + Character.MAX_VALUE, false).clear();
     }
     if (change instanceof Wrote wrote) {
-      putFact(key, new Fact(Known.file(wrote.object(), wrote.record()), now, false));
+      PendingFile record = wrote.record();
+      Fact before = facts.get(key);
+      if (wrote.object().size() < 0 && before != null && before.known().isFile()) {
+        return; // a write reported without its object: what is known of it already stands
+      }
+      if (record == null
+          && before != null
+          && before.known().record() != null
+          && before.known().object() != null
+          && before.known().object().etag().equals(wrote.object().etag())) {
+        record = before.known().record(); // the same object, reported again without its record
+      }
+      putFact(key, new Fact(Known.file(wrote.object(), record), now, false));
     } else if (change instanceof MadeDirectory) {
       putFact(key, new Fact(Known.DIRECTORY, now, false));
     } else if (change instanceof Removed && ttlNanos > 0) {
@@ -923,7 +1022,10 @@ final class KnownKeys {
       listedChildren = 0;
     }
     while (facts.size() + log.size() > MAX_ENTRIES && !factOrder.isEmpty()) {
-      facts.remove(factOrder.removeFirst());
+      String forgotten = factOrder.removeFirst();
+      facts.remove(forgotten);
+      ShimNames.taskAttemptOf(forgotten)
+          .ifPresent(attempt -> ownedAttempts.computeIfPresent(attempt, (dir, owned) -> false));
     }
     if (log.size() > MAX_ENTRIES / 2) {
       // Listings on the wire since before the cut are not kept when they arrive.
@@ -951,6 +1053,7 @@ final class KnownKeys {
   /** Forgets everything: for the bucket state's close. */
   synchronized void clear() {
     listings.clear();
+    ownedAttempts.clear();
     facts.clear();
     factOrder.clear();
     listedChildren = 0;

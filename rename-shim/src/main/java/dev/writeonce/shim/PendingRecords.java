@@ -78,10 +78,40 @@ final class PendingRecords {
     };
   }
 
-  /** Writes a record: one PUT. Returns the object that holds it. */
+  /** Writes a record at the key its writer owns: one PUT. Returns the object that holds it. */
   ObjectInfo write(String key, PendingFile file) throws IOException {
+    return write(key, file, false);
+  }
+
+  /**
+   * Writes a record a rename moves to a new key, only where no object is (If-None-Match): a rename
+   * racing another onto the same key fails rather than overwrite the other's record, whose upload
+   * would then be named by nothing. Returns the object that holds it.
+   *
+   * @throws org.apache.hadoop.fs.FileAlreadyExistsException when the key holds an object
+   */
+  ObjectInfo move(String key, PendingFile file) throws IOException {
+    try {
+      return write(key, file, true);
+    } catch (dev.writeonce.core.errors.StoreException e) {
+      if (!e.is(dev.writeonce.core.store.ErrorKind.PRECONDITION_FAILED)) {
+        throw e;
+      }
+      throw (IOException)
+          new org.apache.hadoop.fs.FileAlreadyExistsException(
+                  "cannot rename onto s3a://"
+                      + gateway.bucket()
+                      + "/"
+                      + key
+                      + ": an object appeared there during the rename (another rename onto the same"
+                      + " name); the source keeps its record")
+              .initCause(e);
+    }
+  }
+
+  private ObjectInfo write(String key, PendingFile file, boolean ifAbsent) throws IOException {
     byte[] body = PendingFileFormat.toJson(file);
-    String etag = gateway.putObject(key, body, false);
+    String etag = gateway.putObject(key, body, ifAbsent);
     ObjectInfo object = new ObjectInfo(key, body.length, etag, 0);
     known.recordWritten(key, file, object);
     counters.recordsWritten.incrementAndGet();

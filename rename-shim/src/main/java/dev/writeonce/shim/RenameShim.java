@@ -352,6 +352,8 @@ final class RenameShim {
         if (children.isPresent() && ShimNames.isJobAttemptDirectory(key)) {
           startRound(key);
         }
+      } else {
+        children = known.children(key); // a task attempt's own directory, known without a LIST
       }
       FileStatus[] listed =
           children.isPresent() ? statuses.listed(children.get()) : s3a.listStatus(path);
@@ -506,10 +508,17 @@ final class RenameShim {
   }
 
   /**
-   * The directory the rules move a temporary directory's files into, when they keep the files'
-   * names (FileOutputCommitter's and Spark's layouts); empty otherwise.
+   * The directory commit code moves a temporary directory's files into: for a committed task's
+   * directory, where FileOutputCommitter's job commit merges it (below the committer's output,
+   * which may itself be temporary: Spark's staging directory of a dynamic partition overwrite);
+   * otherwise where the rules predict the files go, when they keep the files' names; empty when
+   * neither.
    */
   private Optional<String> destinationDirectoryOf(String temporaryKey) {
+    Optional<String> merged = ShimNames.mergeDestinationOf(temporaryKey);
+    if (merged.isPresent()) {
+      return merged;
+    }
     String probe = "/part-00000";
     Optional<String> finalKey = shim.rules().predictFinalKey(temporaryKey + probe);
     return finalKey

@@ -115,7 +115,7 @@ final class Renames {
     if (file != null) {
       Placed placed = move(srcKey, file, target.get(), true);
       if (!placed.queued()) {
-        records.delete(List.of(srcKey));
+        records.delete(recordKeys(srcKey, file));
       }
       moved.add(srcKey);
       op.outcome().removed(srcKey);
@@ -192,7 +192,24 @@ final class Renames {
   private Placed move(String srcKey, PendingFile file, String targetKey, boolean mayQueue)
       throws IOException {
     if (temporary.test(targetKey)) {
-      ObjectInfo written = records.write(targetKey, file);
+      if (mayQueue && queueable(srcKey)) {
+        // A round's record moved to another temporary location (a dynamic partition overwrite's
+        // merge into Spark's staging directory): queued like a completion, its old copy deleted
+        // with the round's other records once the move went through.
+        queue.queue(
+            srcKey,
+            recordKeys(srcKey, file),
+            targetKey,
+            () -> {
+              records.move(targetKey, file);
+              counters.recordsMoved.incrementAndGet();
+            },
+            recordDeletes,
+            this,
+            counters);
+        return new Placed(new ObjectInfo(targetKey, -1, null, 0), true);
+      }
+      ObjectInfo written = records.move(targetKey, file);
       counters.recordsMoved.incrementAndGet();
       return new Placed(written, false);
     }
@@ -218,6 +235,7 @@ final class Renames {
     if (mayQueue && queueable(srcKey)) {
       queue.queue(
           srcKey,
+          recordKeys(srcKey, file),
           targetKey,
           () -> {
             completeOnce(upload);
@@ -231,6 +249,15 @@ final class Renames {
     completeOnce(upload);
     counters.uploadsCompleted.incrementAndGet();
     return new Placed(placed, false);
+  }
+
+  /**
+   * The keys to delete once a pending file's record went with its completion: the record, and the
+   * twin a task commit left at the attempt's path (see {@link #renameDirectory}).
+   */
+  private static List<String> recordKeys(String recordKey, PendingFile file) {
+    Optional<String> twin = ShimNames.attemptTwinOf(recordKey, file.taskAttempt());
+    return twin.isPresent() ? List.of(recordKey, twin.get()) : List.of(recordKey);
   }
 
   /** When the rename moved the last files of a round: the merge's own barrier. */
@@ -379,17 +406,16 @@ final class Renames {
                   "rename s3a://" + bucket + "/" + key + " to " + target + " failed");
             }
             placed.add(new ObjectInfo(target, object.size(), object.etag(), 0));
-          } else if (!temporary.test(target)
-              && file.get().closed()
-              && target.equals(file.get().key())
-              && queueable(key)) {
+          } else if (queueable(key)
+              && (temporary.test(target)
+                  || (file.get().closed() && target.equals(file.get().key())))) {
             synchronized (toQueue) {
               toQueue.add(object);
               toQueueFiles.add(file.get());
             }
           } else {
             placed.add(move(key, file.get(), target, false).object());
-            consumed.add(key);
+            consumed.addAll(recordKeys(key, file.get()));
           }
         });
     for (int i = 0; i < toQueue.size(); i++) {
@@ -398,12 +424,19 @@ final class Renames {
       Placed queued = move(key, toQueueFiles.get(i), target, true);
       placed.add(queued.object());
       if (!queued.queued()) {
-        consumed.add(key);
+        consumed.addAll(recordKeys(key, toQueueFiles.get(i)));
       }
     }
     files.forEach(object -> moved.add(object.key()));
     if (files.isEmpty()) {
       s3a.mkdirs(s3a.pathOf(targetKey), null);
+    }
+    if (ShimNames.isTaskCommit(srcKey, targetKey)) {
+      // FileOutputCommitter v1's task commit: the moved records' old copies stay as twins, which
+      // the job commit deletes with the records once their files are completed, in the same
+      // DeleteObjects; a job that is aborted deletes the whole temporary tree. One DeleteObjects
+      // per task less.
+      return new ArrayList<>(placed);
     }
     records.delete(consumed);
     return new ArrayList<>(placed);

@@ -39,6 +39,17 @@ final class ShimNames {
   private static final Pattern IN_JOB_ATTEMPT =
       Pattern.compile("^((?:.*/)?" + JOB_ATTEMPT + ")(?:/" + COMMITTED_TASK + "(?:/.*)?)?$");
 
+  /** A task attempt's directory, or a key in it; group 1 the directory's key. */
+  private static final Pattern IN_TASK_ATTEMPT =
+      Pattern.compile("^((?:.*/)?" + JOB_ATTEMPT + "/" + TASK_ATTEMPT + ")(?:/.*)?$");
+
+  /**
+   * A file of a committed task: group 1 the job attempt directory, 2 the file's path below the
+   * task's directory.
+   */
+  private static final Pattern COMMITTED_TASK_FILE_PARTS =
+      Pattern.compile("^((?:.*/)?" + JOB_ATTEMPT + ")/" + COMMITTED_TASK + "/(.+)$");
+
   /** A file of a committed task: what FileOutputCommitter v1's job commit merges into place. */
   private static final Pattern COMMITTED_TASK_FILE =
       Pattern.compile("^(?:.*/)?" + JOB_ATTEMPT + "/" + COMMITTED_TASK + "/.+$");
@@ -76,6 +87,73 @@ final class ShimNames {
   static boolean isJobAttemptDirectory(String key) {
     return JOB_ATTEMPT_DIRECTORY.matcher(key).matches();
   }
+
+  /** The task attempt directory a key lies in, or is. */
+  static Optional<String> taskAttemptOf(String key) {
+    Matcher matcher = IN_TASK_ATTEMPT.matcher(key);
+    return matcher.matches() ? Optional.of(matcher.group(1)) : Optional.empty();
+  }
+
+  /**
+   * Where a committed task's file was before the task commit moved it: the same path under the
+   * directory of the attempt that wrote it ({@code _temporary/<n>/_temporary/<attempt>/}).
+   * FileOutputCommitter v1's task commit renames the attempt's directory whole, so the path below
+   * it is kept.
+   */
+  static Optional<String> attemptTwinOf(String committedKey, String taskAttempt) {
+    Matcher matcher = COMMITTED_TASK_FILE_PARTS.matcher(committedKey);
+    if (!matcher.matches() || !taskAttempt.startsWith("attempt_") || taskAttempt.contains("/")) {
+      return Optional.empty();
+    }
+    return Optional.of(matcher.group(1) + "/_temporary/" + taskAttempt + "/" + matcher.group(2));
+  }
+
+  /** Whether a rename moves a task attempt's directory to its committed task's directory. */
+  static boolean isTaskCommit(String sourceKey, String targetKey) {
+    Matcher attempt = IN_TASK_ATTEMPT.matcher(sourceKey);
+    Matcher committed = IN_JOB_ATTEMPT.matcher(targetKey);
+    return attempt.matches()
+        && attempt.group(1).equals(sourceKey)
+        && committed.matches()
+        && !committed.group(1).equals(targetKey)
+        && sourceKey.startsWith(committed.group(1) + "/_temporary/")
+        && targetKey.indexOf('/', committed.group(1).length() + 1) < 0;
+  }
+
+  /**
+   * A committed task's directory or a key in it: group 1 the output, 2 what lies below the task.
+   */
+  private static final Pattern IN_COMMITTED_TASK =
+      Pattern.compile("^((?:.*/)?)" + JOB_ATTEMPT + "/" + COMMITTED_TASK + "(/.*)?$");
+
+  /**
+   * Where FileOutputCommitter v1's job commit merges a committed task's directory, or a directory
+   * in it: the same path below the committer's output directory ({@code
+   * out/_temporary/<n>/task_x/p=1} goes to {@code out/p=1}), whatever the output is (a table, or
+   * Spark's staging directory).
+   */
+  static Optional<String> mergeDestinationOf(String key) {
+    Matcher matcher = IN_COMMITTED_TASK.matcher(key);
+    if (!matcher.matches()) {
+      return Optional.empty();
+    }
+    String output =
+        matcher.group(1).isEmpty()
+            ? ""
+            : matcher.group(1).substring(0, matcher.group(1).length() - 1);
+    String below = matcher.group(2) == null ? "" : matcher.group(2);
+    return Optional.of(
+        output.isEmpty() ? (below.isEmpty() ? "" : below.substring(1)) : output + below);
+  }
+
+  /** FileOutputCommitter's temporary root of a key in its layout: {@code out/_temporary}. */
+  static Optional<String> temporaryRootOf(String key) {
+    Matcher matcher = IN_JOB_ATTEMPT_OR_BELOW.matcher(key);
+    return matcher.matches() ? Optional.of(matcher.group(1)) : Optional.empty();
+  }
+
+  private static final Pattern IN_JOB_ATTEMPT_OR_BELOW =
+      Pattern.compile("^((?:.*/)?_temporary)/\\d+(?:/.*)?$");
 
   /** Whether the key is a file of a committed task (outside Hive's staging). */
   static boolean isCommittedTaskFile(String key) {
