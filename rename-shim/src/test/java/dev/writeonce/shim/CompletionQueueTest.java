@@ -49,6 +49,7 @@ class CompletionQueueTest {
   private void queue(String name, boolean fails) throws IOException {
     queue.queue(
         TASK + name,
+        List.of(TASK + name),
         "out/" + name,
         () -> {
           try {
@@ -146,6 +147,7 @@ class CompletionQueueTest {
     queue.startRound(JOB_ATTEMPT, List.of(TASK + "p=1/a"));
     queue.queue(
         TASK + "p=1/a",
+        List.of(TASK + "p=1/a"),
         "out/p=1/a",
         () -> {
           try {

@@ -190,7 +190,13 @@ final class Process {
         number = ++requests;
         roll = random.nextDouble();
         if (world.tracing()) {
-          trace.add(number + " " + request.operation() + " " + request.key());
+          trace.add(
+              number
+                  + " "
+                  + request.operation()
+                  + " "
+                  + (request.key() == null ? request.keys() : request.key())
+                  + (request.uploadId() == null ? "" : " " + request.uploadId()));
         }
       }
       world.sent(Process.this, request);
@@ -215,6 +221,9 @@ final class Process {
         outcome = Outcome.PROCEED;
       }
       synchronized (Process.this) {
+        if (world.tracing() && outcome != Outcome.PROCEED) {
+          trace.add(number + " was " + outcome);
+        }
         if (creates && outcome == Outcome.LOSE_ANSWER) {
           lostCreates.add(request.key());
         }

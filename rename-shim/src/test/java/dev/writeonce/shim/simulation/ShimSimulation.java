@@ -201,6 +201,10 @@ final class ShimSimulation {
   private void prepare() {
     MemoryS3 store = world.store();
     for (Plan.JobPlan job : plan.jobs()) {
+      if (job.dynamicOverwrite()) {
+        protect(job.output() + "/p=9/old-data", "a partition the overwrite does not write");
+        store.putObject(World.BUCKET, job.output() + "/p=0/older-run", bytes("replaced"));
+      }
       if (job.oldFiles()) {
         protect(job.output() + "/old-0", "old data of " + job.output());
         List<String> keys = outputKeys(job);
@@ -267,7 +271,17 @@ final class ShimSimulation {
 
   private static String fileName(Plan.JobPlan job, int task, int file) {
     String name = job.sharedNames() ? "part-0000" + file : "part-" + task + "-" + file;
-    return job.partitioned() ? "p=" + (file % 2) + "/" + name : name;
+    return job.partitioned() || job.dynamicOverwrite() ? "p=" + (file % 2) + "/" + name : name;
+  }
+
+  /** The partitions a dynamic partition overwrite replaces: those its committed files write. */
+  private static List<String> partitionsOf(Map<String, String> files, Plan.JobPlan job) {
+    Set<String> partitions = new java.util.TreeSet<>();
+    for (String key : files.keySet()) {
+      String below = key.substring(job.output().length() + 1);
+      partitions.add(below.substring(0, below.indexOf('/')));
+    }
+    return new ArrayList<>(partitions);
   }
 
   private JobConf jobConf(Plan.JobPlan job, Process process) {
@@ -293,7 +307,7 @@ final class ShimSimulation {
 
   private void drive(JobRun run, Process executor) throws Exception {
     Plan.JobPlan job = run.plan;
-    Path output = new Path("s3a://" + World.BUCKET + "/" + job.output());
+    Path output = new Path("s3a://" + World.BUCKET + "/" + job.committerOutput());
     JobConf conf = jobConf(job, run.driver);
     JobContext context = new JobContextImpl(conf, jobId(job));
     FileOutputCommitter committer = new FileOutputCommitter(output, context);
@@ -324,6 +338,9 @@ final class ShimSimulation {
         return;
       }
       committer.commitJob(context);
+      if (job.dynamicOverwrite()) {
+        replacePartitions(run, output, conf);
+      }
       run.result = Result.SUCCEEDED;
     } catch (Process.Crash crash) {
       run.result = Result.CRASHED;
@@ -337,6 +354,9 @@ final class ShimSimulation {
       run.failure = e;
       try {
         committer.abortJob(context, JobStatus.State.FAILED);
+        if (job.dynamicOverwrite()) {
+          output.getFileSystem(conf).delete(output, true); // Spark's abort: the staging directory
+        }
       } catch (Exception abortFailed) {
         e.addSuppressed(abortFailed);
       }
@@ -344,6 +364,30 @@ final class ShimSimulation {
     if (run.driver.crashed()) {
       run.result = Result.CRASHED;
     }
+  }
+
+  /**
+   * What Spark's commit protocol does after the job commit of a dynamic partition overwrite: each
+   * partition the job wrote is deleted and the staged one renamed into its place, then the staging
+   * directory is deleted.
+   */
+  private void replacePartitions(JobRun run, Path staging, JobConf conf) throws IOException {
+    FileSystem fs = staging.getFileSystem(conf);
+    Path output = new Path("s3a://" + World.BUCKET + "/" + run.plan.output());
+    Map<String, String> written = new HashMap<>();
+    synchronized (run) {
+      run.lastCommitted.values().forEach(written::putAll);
+    }
+    for (String partition : partitionsOf(written, run.plan)) {
+      Path finalPartition = new Path(output, partition);
+      if (!fs.delete(finalPartition, true) && !fs.exists(finalPartition.getParent())) {
+        fs.mkdirs(finalPartition.getParent());
+      }
+      if (!fs.rename(new Path(staging, partition), finalPartition)) {
+        throw new IOException("renaming the staged " + partition + " into place answered false");
+      }
+    }
+    fs.delete(staging, true);
   }
 
   /** Runs a task's attempts in turn; true when one committed. */
@@ -555,9 +599,11 @@ final class ShimSimulation {
               JobConf conf = jobConf(job, successor);
               conf.setInt("mapreduce.job.application.attempt.id", 1);
               JobContext context = new JobContextImpl(conf, jobId(job));
-              new FileOutputCommitter(
-                      new Path("s3a://" + World.BUCKET + "/" + job.output()), context)
-                  .abortJob(context, JobStatus.State.FAILED);
+              Path output = new Path("s3a://" + World.BUCKET + "/" + job.committerOutput());
+              new FileOutputCommitter(output, context).abortJob(context, JobStatus.State.FAILED);
+              if (job.dynamicOverwrite()) {
+                output.getFileSystem(conf).delete(output, true);
+              }
             }
           }
           if (hive != null && (hive.result == Result.CRASHED || hive.result == Result.NONE)) {
@@ -598,6 +644,32 @@ final class ShimSimulation {
                   + " but it holds '"
                   + text(found)
                   + "'");
+        }
+      }
+      if (run.plan.dynamicOverwrite()) {
+        Map<String, String> written = new HashMap<>();
+        run.lastCommitted.values().forEach(written::putAll);
+        for (String partition : partitionsOf(written, run.plan)) {
+          for (String key :
+              store.objects(World.BUCKET, run.plan.output() + "/" + partition + "/").keySet()) {
+            if (!expected.contains(key)) {
+              violations.add(
+                  "job "
+                      + run.plan.index()
+                      + " overwrote "
+                      + partition
+                      + " but "
+                      + key
+                      + " is still there");
+            }
+          }
+        }
+        if (!store.objects(World.BUCKET, run.plan.committerOutput() + "/").isEmpty()) {
+          violations.add(
+              "job "
+                  + run.plan.index()
+                  + " left its staging directory: "
+                  + store.objects(World.BUCKET, run.plan.committerOutput() + "/").keySet());
         }
       }
       for (Map.Entry<String, MemoryS3.StoredObject> entry :

@@ -1,0 +1,198 @@
+package dev.writeonce.shim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.writeonce.core.testing.s3.MemoryS3;
+import dev.writeonce.core.testing.s3.MemoryS3ClientFactory;
+import dev.writeonce.core.testing.s3.MemoryS3Settings;
+import dev.writeonce.core.testing.s3.Outcome;
+import dev.writeonce.core.testing.s3.RequestHook;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapred.JobConf;
+import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.JobID;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter;
+import org.apache.hadoop.mapreduce.task.JobContextImpl;
+import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The two Spark shapes whose requests per file the shim must keep low, replayed as Spark's default
+ * commit protocol drives FileOutputCommitter v1: tasks of one file each, and a dynamic partition
+ * overwrite (files staged under {@code .spark-staging-<job>}, merged there by the job commit, then
+ * each partition deleted and the staged one renamed into place). Counted by the store.
+ */
+class SparkShapesCostTest {
+
+  private static final String BUCKET = "bucket";
+
+  private final MemoryS3 store = new MemoryS3();
+  private final List<String> trace = Collections.synchronizedList(new ArrayList<>());
+  private String endpoint;
+  private Configuration conf;
+
+  @BeforeEach
+  void start() {
+    store.setMinimumPartSize(0);
+    endpoint =
+        MemoryS3ClientFactory.register(
+            store,
+            (RequestHook)
+                request -> {
+                  trace.add(
+                      request.operation()
+                          + " "
+                          + (request.key() == null && !request.keys().isEmpty()
+                              ? request.keys().get(0) + " +" + (request.keys().size() - 1)
+                              : request.key()));
+                  return Outcome.PROCEED;
+                });
+    conf = MemoryS3Settings.s3aConfiguration(endpoint);
+    conf.set("fs.s3a.impl", RenameShimFileSystem.class.getName());
+    conf.setBoolean("fs.s3a.impl.disable.cache", false);
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    FileSystem.closeAll();
+    MemoryS3ClientFactory.unregister(endpoint);
+  }
+
+  private JobConf job(Path output) {
+    JobConf job = new JobConf(conf);
+    job.set("mapreduce.output.fileoutputformat.outputdir", output.toString());
+    job.setInt("mapreduce.fileoutputcommitter.algorithm.version", 1);
+    return job;
+  }
+
+  /** Runs the tasks of a job: each writes its files under its work path and commits. */
+  private void runTasks(JobConf job, JobID id, Path output, int tasks, List<String> files)
+      throws IOException {
+    for (int t = 0; t < tasks; t++) {
+      TaskAttemptContext task =
+          new TaskAttemptContextImpl(job, new TaskAttemptID(new TaskID(id, TaskType.MAP, t), 0));
+      FileOutputCommitter committer = new FileOutputCommitter(output, task);
+      committer.setupTask(task);
+      for (String file : files) {
+        Path path = new Path(committer.getWorkPath(), file.replace("{t}", Integer.toString(t)));
+        try (FSDataOutputStream out = path.getFileSystem(job).create(path, true)) {
+          out.write(path.getName().getBytes(StandardCharsets.UTF_8));
+        }
+      }
+      if (committer.needsTaskCommit(task)) {
+        committer.commitTask(task);
+      }
+    }
+  }
+
+  private Map<String, Long> counts(List<String> requests) {
+    Map<String, Long> counts = new TreeMap<>();
+    for (String request : requests) {
+      counts.merge(request.substring(0, request.indexOf(' ')), 1L, Long::sum);
+    }
+    return counts;
+  }
+
+  private static long total(Map<String, Long> counts) {
+    return counts.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /**
+   * Per file: the upload's creation, its part and the record at close; the record's move in the
+   * task commit; the completion. Per task: FileOutputCommitter's check of the committed task's
+   * path. Per job: a few listings, the marker, {@code _SUCCESS}, two DeleteObjects.
+   */
+  @Test
+  void tasksOfOneFileEachCostSixRequestsPerFileAndOneListPerTask() throws Exception {
+    int tasks = 100;
+    Path output = new Path("s3a://" + BUCKET + "/out");
+    JobConf job = job(output);
+    JobID id = new JobID("202611260000", 1);
+    JobContext context = new JobContextImpl(job, id);
+    FileOutputCommitter committer = new FileOutputCommitter(output, context);
+    trace.clear();
+
+    committer.setupJob(context);
+    runTasks(job, id, output, tasks, List.of("part-{t}.parquet"));
+    committer.commitJob(context);
+
+    Map<String, Long> counts = counts(trace);
+    assertThat(store.objects(BUCKET, "out/")).hasSize(tasks + 1);
+    assertThat(counts.get("PutObject")).as("%s", counts).isEqualTo(2L * tasks + 2);
+    assertThat(counts.get("ListObjectsV2")).as("%s", counts).isLessThanOrEqualTo(tasks + 4L);
+    assertThat(counts.get("DeleteObjects")).as("%s", counts).isLessThanOrEqualTo(2);
+    assertThat(total(counts) / (double) tasks)
+        .as("requests per file: %s", counts)
+        .isLessThanOrEqualTo(6.1);
+  }
+
+  /**
+   * Per file: as above, and the record's move into the staging directory by the job commit's merge,
+   * queued. Per partition: Spark's delete of the old one and the rename of the staged one.
+   */
+  @Test
+  void aDynamicPartitionOverwriteCostsUnderSevenRequestsPerFile() throws Exception {
+    int tasks = 20;
+    List<String> partitions = List.of("part=0", "part=1", "part=2", "part=3");
+    for (int p = 0; p < 8; p++) {
+      for (int t = 0; t < tasks; t++) {
+        store.putObject(BUCKET, "out/part=" + p + "/old-" + t + ".parquet", new byte[] {1});
+      }
+    }
+    Path output = new Path("s3a://" + BUCKET + "/out");
+    Path staging = new Path(output, ".spark-staging-6f1c2d3e");
+    JobConf job = job(staging);
+    JobID id = new JobID("202611260000", 2);
+    JobContext context = new JobContextImpl(job, id);
+    FileOutputCommitter committer = new FileOutputCommitter(staging, context);
+    FileSystem fs = output.getFileSystem(job);
+    List<String> files = new ArrayList<>();
+    for (String partition : partitions) {
+      files.add(partition + "/part-{t}.parquet");
+    }
+    trace.clear();
+
+    committer.setupJob(context);
+    runTasks(job, id, staging, tasks, files);
+    committer.commitJob(context);
+    // Spark's HadoopMapReduceCommitProtocol, after the job commit, for each partition written.
+    for (String partition : partitions) {
+      Path finalPartition = new Path(output, partition);
+      if (!fs.delete(finalPartition, true) && !fs.exists(finalPartition.getParent())) {
+        fs.mkdirs(finalPartition.getParent());
+      }
+      assertThat(fs.rename(new Path(staging, partition), finalPartition)).isTrue();
+    }
+    fs.delete(staging, true);
+
+    Map<String, Long> counts = counts(trace);
+    int written = tasks * partitions.size();
+    assertThat(store.objects(BUCKET, "out/part=0/")).hasSize(tasks);
+    assertThat(store.objects(BUCKET, "out/part=7/")).hasSize(tasks);
+    assertThat(store.objects(BUCKET, "out/.spark-staging-6f1c2d3e/")).isEmpty();
+    assertThat(store.openUploads(BUCKET)).isEmpty();
+    assertThat(counts.get("DeleteObjects")).as("%s", counts).isLessThanOrEqualTo(12);
+    assertThat(counts.getOrDefault("GetObject", 0L))
+        .as("records known to this JVM")
+        .isLessThanOrEqualTo(1);
+    assertThat(total(counts) / (double) written)
+        .as("requests per file: %s", counts)
+        .isLessThanOrEqualTo(6.8);
+  }
+}
