@@ -61,6 +61,21 @@ final class BenchCommand implements Callable<Integer> {
   long terasortRows;
 
   @Option(
+      names = "--one-file-tasks",
+      defaultValue = "100",
+      description =
+          "the shape where each task writes one file: this many tasks, 0 to skip it (100)")
+  int oneFileTasks;
+
+  @Option(
+      names = "--overwrite-files",
+      defaultValue = "80",
+      description =
+          "the dynamic partition overwrite: files written into 4 of 8 partitions by files/4"
+              + " tasks, 0 to skip it (80)")
+  int overwriteFiles;
+
+  @Option(
       names = "--out",
       defaultValue = "docs/benchmarks",
       description =
@@ -89,6 +104,9 @@ final class BenchCommand implements Callable<Integer> {
   /** One row of the file-count CSV. */
   record Row(int files, SparkWrites.Outcome outcome) {}
 
+  /** A write of one of the shapes beside the file counts. */
+  record Shape(String name, SparkWrites.Outcome outcome) {}
+
   @Override
   public Integer call() throws Exception {
     PrintWriter console = spec.commandLine().getOut();
@@ -106,6 +124,7 @@ final class BenchCommand implements Callable<Integer> {
     Files.createDirectories(out);
     List<Row> rows = new ArrayList<>();
     List<SparkWrites.Outcome> sorts = new ArrayList<>();
+    List<Shape> shapes = new ArrayList<>();
     String versions;
     try (SparkWrites writes = SparkWrites.start(console, tasks, storeOption.name)) {
       settings.forEach((key, value) -> writes.spark().conf().set(key, value));
@@ -117,6 +136,7 @@ final class BenchCommand implements Callable<Integer> {
               org.apache.hadoop.util.VersionInfo.getVersion(),
               storeVersion());
       rows.addAll(fileCountRuns(writes, variants, console));
+      shapes.addAll(shapeRuns(writes, variants, console));
       if (terasortRows > 0) {
         sorts.addAll(sortRuns(writes, variants, console));
       }
@@ -128,7 +148,7 @@ final class BenchCommand implements Callable<Integer> {
     Files.writeString(
         report,
         BenchReport.markdown(
-            rows, sorts, machine(), versions, storeLine(), commandLine(), this::named));
+            rows, shapes, sorts, machine(), versions, storeLine(), commandLine(), this::named));
     console.println(
         "wrote "
             + report
@@ -177,6 +197,77 @@ final class BenchCommand implements Callable<Integer> {
       data.unpersist();
     }
     return rows;
+  }
+
+  /** Shapes that cost the shim more than the file counts: one file per task, an overwrite. */
+  private List<Shape> shapeRuns(
+      SparkWrites writes, List<SparkWrites.Variant> variants, PrintWriter console)
+      throws Exception {
+    List<Shape> shapes = new ArrayList<>();
+    for (SparkWrites.Variant variant : variants) {
+      if (oneFileTasks > 0) {
+        Dataset<org.apache.spark.sql.Row> data =
+            writes
+                .spark()
+                .range((long) oneFileTasks * rowsPerFile)
+                .selectExpr("id", "sha2(CAST(id AS STRING), 256) AS h")
+                .repartition(oneFileTasks);
+        console.printf(
+            Locale.ROOT,
+            "%,d tasks of one file each through %s...%n",
+            oneFileTasks,
+            variant.name());
+        console.flush();
+        shapes.add(
+            shape(
+                console,
+                "one file per task (" + oneFileTasks + " tasks)",
+                writes.write(variant, data)));
+      }
+      if (overwriteFiles > 0 && variant.overwrites()) {
+        int tasks = Math.max(1, overwriteFiles / 4);
+        Dataset<org.apache.spark.sql.Row> table =
+            writes
+                .spark()
+                .range(8L * tasks * rowsPerFile)
+                .selectExpr(
+                    "id", "sha2(CAST(id AS STRING), 256) AS h", "CAST(id % 8 AS INT) AS part")
+                .repartition(tasks);
+        Dataset<org.apache.spark.sql.Row> data =
+            writes
+                .spark()
+                .range(4L * tasks * rowsPerFile)
+                .selectExpr(
+                    "id + 1000000000 AS id",
+                    "sha2(CAST(id AS STRING), 256) AS h",
+                    "CAST(id % 4 AS INT) AS part")
+                .repartition(tasks);
+        console.printf(
+            Locale.ROOT,
+            "dynamic overwrite of 4 of 8 partitions, %,d files, through %s...%n",
+            overwriteFiles,
+            variant.name());
+        console.flush();
+        shapes.add(
+            shape(
+                console,
+                "dynamic partition overwrite (" + overwriteFiles + " files)",
+                writes.overwritePartitions(variant, table, data, "part")));
+      }
+    }
+    return shapes;
+  }
+
+  private static Shape shape(PrintWriter console, String name, SparkWrites.Outcome outcome) {
+    console.printf(
+        Locale.ROOT,
+        "  %,d files, %.2f requests per file, job %.1f s, job commit %.2f s: %s%n",
+        outcome.files(),
+        outcome.requestsPerFile(),
+        outcome.jobSeconds(),
+        outcome.timings().jobCommitSeconds(),
+        outcome.traffic());
+    return new Shape(name, outcome);
   }
 
   /** Each variant on the TeraSort-like job, but Hadoop's directory committer. */

@@ -13,6 +13,7 @@ final class BenchReport {
 
   static String markdown(
       List<BenchCommand.Row> rows,
+      List<BenchCommand.Shape> shapes,
       List<SparkWrites.Outcome> sorts,
       String machine,
       String versions,
@@ -35,6 +36,9 @@ final class BenchReport {
             + " (`writeonce.staging.upload-on-close`) is off.\n\n");
 
     filesSection(md, rows, named);
+    if (!shapes.isEmpty()) {
+      shapesSection(md, shapes);
+    }
     if (!sorts.isEmpty()) {
       sortSection(md, sorts, named);
     }
@@ -82,6 +86,32 @@ final class BenchReport {
     md.append("![output-commit work](")
         .append(named.apply("bench-commit-work", "png"))
         .append(")\n\n");
+  }
+
+  private static void shapesSection(StringBuilder md, List<BenchCommand.Shape> shapes) {
+    md.append("## Shapes\n\n");
+    md.append(
+        "Two writes whose per-task and per-partition work weighs more than in the table above:"
+            + " every task writing one file (unpartitioned), and Spark's dynamic partition"
+            + " overwrite of 4 of a table's 8 partitions (the table written first, not"
+            + " measured).\n\n");
+    md.append("| shape | committer | files | requests/file | COPY | job s | job commit s |\n");
+    md.append("|---|---|---:|---:|---:|---:|---:|\n");
+    for (BenchCommand.Shape shape : shapes) {
+      SparkWrites.Outcome o = shape.outcome();
+      md.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %s | %,d | %.3f | %,d | %.1f | %.2f |%n",
+              shape.name(),
+              o.variant().name(),
+              o.files(),
+              o.requestsPerFile(),
+              o.traffic().requests(S3Api.COPY_OBJECT),
+              o.jobSeconds(),
+              o.timings().jobCommitSeconds()));
+    }
+    md.append('\n');
   }
 
   private static void sortSection(

@@ -34,6 +34,11 @@ final class SparkWrites implements AutoCloseable {
     boolean renames() {
       return protocol.equals(SPARK_PROTOCOL);
     }
+
+    /** Whether the protocol supports Spark's dynamic partition overwrite. */
+    boolean overwrites() {
+      return !protocol.equals(HADOOP_PROTOCOL);
+    }
   }
 
   /** What one write cost. */
@@ -247,6 +252,45 @@ final class SparkWrites implements AutoCloseable {
       }
     }
     return new Outcome(variant, files, bytes, traffic, jobNanos, timings);
+  }
+
+  /**
+   * A dynamic partition overwrite: a table of {@code tablePartitions} partitions written first,
+   * then {@code overwrittenPartitions} of them replaced by the given data, through one variant into
+   * a fresh bucket. Only the overwrite is measured.
+   */
+  Outcome overwritePartitions(Variant variant, Dataset<Row> table, Dataset<Row> data, String column)
+      throws IOException {
+    String bucket = store.newBucket("bench");
+    variant.settings().forEach((key, value) -> spark.conf().set(key, value));
+    String path = "s3a://" + bucket + "/out/";
+    table.write().partitionBy(column).parquet(path);
+    spark.conf().set("spark.sql.sources.partitionOverwriteMode", "dynamic");
+    try {
+      TimedCommitProtocol.time(variant.protocol());
+      Traffic before = store.meter().read();
+      long start = System.nanoTime();
+      data.write().mode("overwrite").partitionBy(column).parquet(path);
+      long jobNanos = System.nanoTime() - start;
+      Traffic traffic = store.meter().read().minus(before);
+      TimedCommitProtocol.Timings timings = TimedCommitProtocol.timings();
+      List<String> replaced = new ArrayList<>();
+      for (Row row : data.select(column).distinct().collectAsList()) {
+        replaced.add("out/" + column + "=" + row.get(0) + "/");
+      }
+      BucketView view = new BucketView(store, bucket);
+      int files = 0;
+      long bytes = 0;
+      for (String key : view.keys("out/")) {
+        if (key.endsWith(".parquet") && replaced.stream().anyMatch(key::startsWith)) {
+          files++;
+          bytes += view.size(key);
+        }
+      }
+      return new Outcome(variant, files, bytes, traffic, jobNanos, timings);
+    } finally {
+      spark.conf().unset("spark.sql.sources.partitionOverwriteMode");
+    }
   }
 
   @Override

@@ -45,7 +45,14 @@ class BenchReportTest {
 
     String report =
         BenchReport.markdown(
-            rows, List.of(), "machine", "versions", "a store", "bench", (b, e) -> b + "." + e);
+            rows,
+            List.of(),
+            List.of(),
+            "machine",
+            "versions",
+            "a store",
+            "bench",
+            (b, e) -> b + "." + e);
 
     assertThat(report)
         .contains("writeonce magic committer: CopyObject in every write: 0.")
@@ -64,6 +71,7 @@ class BenchReportTest {
 
     String report =
         BenchReport.markdown(
+            List.of(),
             List.of(),
             sorts,
             "machine",
