@@ -71,7 +71,9 @@ final class HiveStaging {
       }
       directory = target.get().isEmpty() ? "" : target.get() + "/";
     }
-    String destination = directory + staged.group(4);
+    // FileOutputCommitter writing into the staging directory (Spark's insert into a Hive table)
+    // adds its own layout below it, which its job commit removes before Hive moves the file.
+    String destination = directory + ShimNames.withoutCommitterLayout(staged.group(4));
     String name = staged.group(5);
     boolean replace = load.isPresent() && load.get().mode() == LoadPlan.Mode.REPLACE;
     return Optional.of(destination + (replace ? name : firstFreeName(destination, name)));

@@ -347,7 +347,7 @@ final class RenameShim {
       Optional<KnownKeys.Children> children = Optional.empty();
       Optional<String> jobAttempt = ShimNames.jobAttemptOf(key);
       if (jobAttempt.isPresent()) {
-        listJobAttempt(jobAttempt.get());
+        listJobAttempt(jobAttempt.get(), ShimNames.isJobAttemptDirectory(key));
         children = known.children(key);
         if (children.isPresent() && ShimNames.isJobAttemptDirectory(key)) {
           startRound(key);
@@ -403,11 +403,14 @@ final class RenameShim {
 
   /**
    * FileOutputCommitter's job commit lists its job attempt directory, then merges each committed
-   * task's tree: the first listing lists the whole directory (as many LISTs as its objects fill
-   * pages) and every later listing inside it is answered from that, for the window.
+   * task's tree: that listing lists the whole directory (as many LISTs as its objects fill pages)
+   * and every later listing inside it is answered from it, for the window. A listing of the job
+   * attempt directory itself is always sent: tasks committed in other processes since an earlier
+   * listing (a reader's) are visible only in the store, and a job commit that missed them would
+   * leave their files behind.
    */
-  private void listJobAttempt(String jobAttemptKey) throws IOException {
-    if (!known.listedWithin(jobAttemptKey, windowNanos)) {
+  private void listJobAttempt(String jobAttemptKey, boolean fresh) throws IOException {
+    if (fresh || !known.listedWithin(jobAttemptKey, windowNanos)) {
       known.listTree(gateway, jobAttemptKey, JOB_ATTEMPT_KEYS, null, List.of(), counters);
     }
   }

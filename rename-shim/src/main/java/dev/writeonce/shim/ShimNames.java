@@ -31,6 +31,10 @@ final class ShimNames {
       Pattern.compile(
           "^((?:.*/)?)" + JOB_ATTEMPT + "/(?:_temporary/)?(?:attempt|task)_[^/]+/(.+)$");
 
+  /** FileOutputCommitter's layout at the start of a path below its output directory. */
+  private static final Pattern FILE_OUTPUT_COMMITTER_LAYOUT =
+      Pattern.compile("^" + JOB_ATTEMPT + "/(?:_temporary/)?(?:attempt|task)_[^/]+/");
+
   /** A job attempt's directory itself; group 1 is its key. */
   private static final Pattern JOB_ATTEMPT_DIRECTORY =
       Pattern.compile("^((?:.*/)?" + JOB_ATTEMPT + ")$");
@@ -72,10 +76,22 @@ final class ShimNames {
   /** Whether a key lies under a Hive staging directory. */
   private static final Pattern IN_HIVE_STAGING = Pattern.compile("(^|/)" + HIVE_STAGING + "(/|$)");
 
+  /** A key under Spark's staging directory of a dynamic partition overwrite. */
+  private static final Pattern IN_SPARK_STAGING = Pattern.compile("(^|/)\\.spark-staging-[^/]+/");
+
   /** A name Hive gives a file to keep an existing one: {@code <name>_copy_<K>[.ext]}. */
   private static final Pattern HIVE_COPY_NAME = Pattern.compile(".*_copy_\\d+(\\.[^./]+)?");
 
   private ShimNames() {}
+
+  /**
+   * A path below an output directory without FileOutputCommitter's layout at its start: {@code
+   * _temporary/0/_temporary/attempt_x/p=1/} becomes {@code p=1/}; other paths are returned as they
+   * are.
+   */
+  static String withoutCommitterLayout(String path) {
+    return FILE_OUTPUT_COMMITTER_LAYOUT.matcher(path).replaceFirst("");
+  }
 
   /** The job attempt directory a key lies in (outside task attempts), or is. */
   static Optional<String> jobAttemptOf(String key) {
@@ -154,6 +170,14 @@ final class ShimNames {
 
   private static final Pattern IN_JOB_ATTEMPT_OR_BELOW =
       Pattern.compile("^((?:.*/)?_temporary)/\\d+(?:/.*)?$");
+
+  /**
+   * Whether a key lies under Spark's staging directory of a dynamic partition overwrite, whose
+   * files Spark's driver renames into place after the job commit, in the job commit's process.
+   */
+  static boolean isInSparkStaging(String key) {
+    return IN_SPARK_STAGING.matcher(key).find();
+  }
 
   /** Whether the key is a file of a committed task (outside Hive's staging). */
   static boolean isCommittedTaskFile(String key) {

@@ -35,6 +35,20 @@ class HiveStagingTest {
   }
 
   @Test
+  void aFileFileOutputCommitterWritesIntoTheStagingDirectoryIsPredictedWithoutItsLayout()
+      throws Exception {
+    // Spark's insert into a Hive table: FileOutputCommitter's output is the -ext directory.
+    assertThat(
+            staging.predictFinalKey(
+                STAGING
+                    + "/-ext-10000/_temporary/0/_temporary/attempt_1_0001_m_000000_0/day=1/p-0"))
+        .contains("wh/t/day=1/p-0");
+    assertThat(
+            staging.predictFinalKey(STAGING + "/-ext-10000/_temporary/0/task_1_0001_m_000000/p-0"))
+        .contains("wh/t/p-0");
+  }
+
+  @Test
   void aFileJoiningTakenNamesGetsHivesFirstFreeCopyName() throws Exception {
     existing("wh/t/000000_0");
     existing("wh/t/000000_0_copy_1");

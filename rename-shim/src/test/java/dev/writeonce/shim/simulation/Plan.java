@@ -21,7 +21,8 @@ record Plan(
 
   /**
    * A FileOutputCommitter job on its own output, {@code out<index>}: its tasks, how its job's own
-   * settings differ from the process's, and whether the driver's file system cache is disabled.
+   * settings differ from the process's, whether the driver's file system cache is disabled, and
+   * whether the driver closes its file systems between the job commit and what follows it.
    */
   record JobPlan(
       int index,
@@ -34,19 +35,32 @@ record Plan(
       boolean cleanupFailuresIgnored,
       boolean cacheDisabled,
       boolean oldFiles,
-      boolean dynamicOverwrite) {
+      boolean dynamicOverwrite,
+      boolean hiveInsert,
+      boolean closesBetween) {
     String output() {
       return "out" + index;
     }
 
+    /** Whether FileOutputCommitter writes into a temporary directory moved into place after. */
+    boolean staged() {
+      return dynamicOverwrite || hiveInsert;
+    }
+
     /**
-     * Where FileOutputCommitter writes: the output, or for Spark's dynamic partition overwrite its
-     * staging directory, whose partitions replace the output's after the job commit.
+     * Where FileOutputCommitter writes: the output; for Spark's dynamic partition overwrite its
+     * staging directory, whose partitions replace the output's after the job commit; for Spark's
+     * insert into a Hive table, Hive's staging directory, whose files Hive's client moves into the
+     * table after the job commit.
      */
     String committerOutput() {
-      return dynamicOverwrite
-          ? output() + "/.spark-staging-6f1c2d3e-0000-4000-8000-00000000000" + index
-          : output();
+      if (dynamicOverwrite) {
+        return output() + "/.spark-staging-6f1c2d3e-0000-4000-8000-00000000000" + index;
+      }
+      if (hiveInsert) {
+        return output() + "/.hive-staging_hive_2026-11-26_00-00-00_000_" + index + "/-ext-10000";
+      }
+      return output();
     }
   }
 
@@ -123,6 +137,7 @@ record Plan(
     }
     int algorithm = random.nextInt(4) == 0 ? 2 : 1;
     boolean sharedNames = random.nextInt(4) == 0;
+    boolean overwrite = random.nextInt(4) == 0;
     return new JobPlan(
         index,
         algorithm,
@@ -136,6 +151,8 @@ record Plan(
         random.nextInt(3) == 0,
         random.nextInt(5) == 0,
         random.nextBoolean(),
-        random.nextInt(4) == 0);
+        overwrite,
+        !overwrite && random.nextInt(4) == 0,
+        random.nextInt(3) == 0);
   }
 }

@@ -76,6 +76,7 @@ final class ShimSimulation {
   private final List<JobRun> runs = new ArrayList<>();
   private final List<Process> processes = new ArrayList<>();
   private HiveRun hive;
+  private Process metastore;
   private final boolean tracing;
 
   /** What one job did, as its driver and tasks saw it. */
@@ -119,6 +120,9 @@ final class ShimSimulation {
           new Random(plan.seed()).nextBoolean()
               ? driver
               : process("executor", executorFaults(), plan.seed() + 2);
+      if (plan.jobs().stream().anyMatch(Plan.JobPlan::hiveInsert)) {
+        metastore = process("metastore", executorFaults(), plan.seed() + 4);
+      }
       for (Plan.JobPlan job : plan.jobs()) {
         JobRun run = new JobRun(job);
         run.driver = driver;
@@ -208,7 +212,7 @@ final class ShimSimulation {
       if (job.oldFiles()) {
         protect(job.output() + "/old-0", "old data of " + job.output());
         List<String> keys = outputKeys(job);
-        if (!keys.isEmpty()) {
+        if (!keys.isEmpty() && !job.hiveInsert()) {
           // A file of the job's own name: FileOutputCommitter replaces it.
           store.putObject(World.BUCKET, keys.get(0), bytes("an older run's " + keys.get(0)));
         }
@@ -338,8 +342,16 @@ final class ShimSimulation {
         return;
       }
       committer.commitJob(context);
+      if (job.closesBetween() && plan.jobs().size() == 1) {
+        // As code that closes what FileSystem.get returned; with no other job in the process,
+        // whose writers closing their file system would break as it breaks them on S3A.
+        run.driver.closeFileSystems();
+      }
       if (job.dynamicOverwrite()) {
         replacePartitions(run, output, conf);
+      }
+      if (job.hiveInsert()) {
+        loadIntoTable(run, output, conf);
       }
       run.result = Result.SUCCEEDED;
     } catch (Process.Crash crash) {
@@ -354,8 +366,8 @@ final class ShimSimulation {
       run.failure = e;
       try {
         committer.abortJob(context, JobStatus.State.FAILED);
-        if (job.dynamicOverwrite()) {
-          output.getFileSystem(conf).delete(output, true); // Spark's abort: the staging directory
+        if (job.staged()) {
+          deleteStaging(job, conf); // Spark's abort: the staging directory
         }
       } catch (Exception abortFailed) {
         e.addSuppressed(abortFailed);
@@ -388,6 +400,81 @@ final class ShimSimulation {
       }
     }
     fs.delete(staging, true);
+  }
+
+  /**
+   * What Spark's insert into a Hive table does after the job commit: Hive's client, in its own
+   * class loader and so with its own file systems (here: another process), moves each staged file
+   * into the table, under its own name or the first free {@code _copy_N}; then the driver deletes
+   * the staging directory.
+   */
+  private void loadIntoTable(JobRun run, Path staging, JobConf conf) throws Exception {
+    SimFuture<Boolean> loaded = new SimFuture<>(world.scheduler());
+    java.util.concurrent.atomic.AtomicReference<Exception> failure =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Path table = new Path("s3a://" + World.BUCKET + "/" + run.plan.output());
+    metastore.spawn(
+        "load" + run.plan.index(),
+        () -> {
+          boolean done = false;
+          try {
+            FileSystem fs = staging.getFileSystem(metastore.conf());
+            String root = staging.toUri().getPath();
+            List<Path> files = stagedFiles(fs, staging);
+            for (Path file : files) {
+              String relative = file.toUri().getPath().substring(root.length() + 1);
+              Path target = new Path(table, relative);
+              for (int copy = 1; fs.exists(target); copy++) {
+                target = new Path(table, relative + "_copy_" + copy);
+              }
+              if (!fs.rename(file, target)) {
+                throw new IOException("moving " + file + " into the table answered false");
+              }
+            }
+            done = true;
+          } catch (Process.Crash crash) {
+            throw crash;
+          } catch (Exception e) {
+            failure.set(e);
+          } finally {
+            loaded.complete(done);
+          }
+        });
+    if (!loaded.get()) {
+      throw new IOException(
+          "Hive's client failed to load " + staging + " into " + table, failure.get());
+    }
+    deleteStaging(run.plan, conf);
+  }
+
+  /**
+   * The files Hive moves from a staged directory: all but the hidden ones ({@code _SUCCESS}); none
+   * when a job that wrote nothing and no marker left no directory.
+   */
+  private static List<Path> stagedFiles(FileSystem fs, Path staging) throws IOException {
+    List<Path> files = new ArrayList<>();
+    if (!fs.exists(staging)) {
+      return files;
+    }
+    for (var it = fs.listFiles(staging, true); it.hasNext(); ) {
+      Path file = it.next().getPath();
+      if (!file.getName().startsWith("_") && !file.getName().startsWith(".")) {
+        files.add(file);
+      }
+    }
+    return files;
+  }
+
+  /** The directory Spark creates for a staged write, deleted whole at its end. */
+  private static String stagingOf(Plan.JobPlan job) {
+    return job.hiveInsert()
+        ? job.committerOutput().substring(0, job.committerOutput().lastIndexOf('/'))
+        : job.committerOutput();
+  }
+
+  private static void deleteStaging(Plan.JobPlan job, JobConf conf) throws IOException {
+    Path staging = new Path("s3a://" + World.BUCKET + "/" + stagingOf(job));
+    staging.getFileSystem(conf).delete(staging, true);
   }
 
   /** Runs a task's attempts in turn; true when one committed. */
@@ -512,6 +599,11 @@ final class ShimSimulation {
     for (Plan.JobPlan job : plan.jobs()) {
       paths.add(job.output());
       paths.add(job.output() + "/p=0");
+      if (job.staged()) {
+        paths.add(job.committerOutput());
+        paths.add(job.committerOutput() + "/p=0");
+        paths.add(job.committerOutput() + "/_temporary/0");
+      }
       paths.add(job.output() + "/_temporary");
       for (String key : outputKeys(job)) {
         paths.add(key);
@@ -601,8 +693,8 @@ final class ShimSimulation {
               JobContext context = new JobContextImpl(conf, jobId(job));
               Path output = new Path("s3a://" + World.BUCKET + "/" + job.committerOutput());
               new FileOutputCommitter(output, context).abortJob(context, JobStatus.State.FAILED);
-              if (job.dynamicOverwrite()) {
-                output.getFileSystem(conf).delete(output, true);
+              if (job.staged()) {
+                deleteStaging(job, conf);
               }
             }
           }
@@ -618,7 +710,16 @@ final class ShimSimulation {
 
   private void check() {
     MemoryS3 store = world.store();
+    boolean faultless = plan.faults().equals(Plan.Faults.NONE);
     for (JobRun run : runs) {
+      if (faultless && run.result != Result.SUCCEEDED && allTasksMayCommit(run.plan)) {
+        violations.add(
+            "job "
+                + run.plan.index()
+                + " did not succeed though nothing failed: "
+                + run.result
+                + (run.failure == null ? "" : " (" + run.failure + causeOf(run.failure) + ")"));
+      }
       if (run.result != Result.SUCCEEDED) {
         continue;
       }
@@ -664,17 +765,24 @@ final class ShimSimulation {
             }
           }
         }
-        if (!store.objects(World.BUCKET, run.plan.committerOutput() + "/").isEmpty()) {
+      }
+      if (run.plan.staged()) {
+        String staging = stagingOf(run.plan) + "/";
+        if (!store.objects(World.BUCKET, staging).isEmpty()) {
           violations.add(
               "job "
                   + run.plan.index()
                   + " left its staging directory: "
-                  + store.objects(World.BUCKET, run.plan.committerOutput() + "/").keySet());
+                  + store.objects(World.BUCKET, staging).keySet());
         }
       }
       for (Map.Entry<String, MemoryS3.StoredObject> entry :
           store.objects(World.BUCKET, run.plan.output() + "/").entrySet()) {
         String key = entry.getKey();
+        if (isLeftover(run.plan, key)) {
+          violations.add(
+              "job " + run.plan.index() + " succeeded but left " + key + " in its output");
+        }
         String content = text(entry.getValue().bytes());
         if (!expected.contains(key) && run.written.contains(content)) {
           violations.add(
@@ -727,6 +835,28 @@ final class ShimSimulation {
                 + " stayed open and no record names it");
       }
     }
+  }
+
+  private static String causeOf(Throwable failure) {
+    return failure.getCause() == null ? "" : ", caused by " + failure.getCause();
+  }
+
+  /** Whether every task of a job has an attempt that commits. */
+  private static boolean allTasksMayCommit(Plan.JobPlan job) {
+    return job.tasks().stream().allMatch(task -> task.attemptFails().contains(false));
+  }
+
+  /**
+   * What a successful job must not leave in its output: the shim's own objects, and the temporary
+   * directories of the commit (FileOutputCommitter's, unless told to skip its cleanup or to ignore
+   * its failure).
+   */
+  private static boolean isLeftover(Plan.JobPlan job, String key) {
+    String below = key.substring(job.output().length() + 1);
+    return below.contains("_writeonce")
+        || below.startsWith(".spark-staging")
+        || below.startsWith(".hive-staging")
+        || (!job.cleanupSkipped() && !job.cleanupFailuresIgnored() && below.contains("_temporary"));
   }
 
   private String failedNote(String key) {
