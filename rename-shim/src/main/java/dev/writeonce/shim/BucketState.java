@@ -60,6 +60,12 @@ final class BucketState {
 
     synchronized void release(BucketState state, long listingWindowMillis) {
       state.windows.remove(listingWindowMillis);
+      if (state.windows.isEmpty() && state.known.anyMovedInView()) {
+        // Files moved in this JVM's view only exist nowhere else: the state outlives its last
+        // instance, for the next one to rename them into place (Spark's driver may close a file
+        // system between its job commit and those renames).
+        return;
+      }
       if (state.windows.isEmpty()) {
         states.remove(state.key, state);
         state.completionThreads.pool().shutdown();

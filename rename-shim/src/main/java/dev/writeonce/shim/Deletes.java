@@ -58,15 +58,15 @@ final class Deletes {
     Optional<PendingFile> remembered = known.record(key);
     if (remembered.isPresent()) {
       abort(remembered.get());
-      records.delete(List.of(key));
+      records.delete(records.storedKeys(key, remembered.get()));
       return true;
     }
-    List<ObjectInfo> under = gateway.listObjects(key + "/");
+    List<ObjectInfo> under = listAsSeen(key);
     if (under.isEmpty()) {
       Optional<PendingRecords.Found> found = records.find(key);
       if (found.isPresent() && found.get().isRecord()) {
         abort(found.get().record());
-        records.delete(List.of(key));
+        records.delete(records.storedKeys(key, found.get().record()));
         return true;
       }
       return found.isPresent() && s3a.delete(path, recursive);
@@ -76,24 +76,42 @@ final class Deletes {
       return s3a.delete(path, false); // refuses a non-empty directory, as S3A does
     }
     // A temporary tree holds records and markers only: abort, then delete it in bulk.
-    abortRecordsUnder(under);
-    List<String> keys = new ArrayList<>(under.size());
-    under.forEach(object -> keys.add(object.key()));
+    List<String> keys = abortRecordsUnder(under);
     records.delete(keys);
     return true;
   }
 
   /**
-   * Aborts the upload of every pending file under a prefix, and undoes what failed misses left (see
-   * {@link ShimMisses#cleanUp}); their records go with the delete.
+   * What a temporary directory holds as this JVM sees it: the store's objects, but the records of
+   * files moved out of it in this JVM's view only (they stay until those files go), and with the
+   * files moved into it.
    */
-  private void abortRecordsUnder(List<ObjectInfo> objects) throws IOException {
+  private List<ObjectInfo> listAsSeen(String key) throws IOException {
+    List<ObjectInfo> under = new ArrayList<>();
+    for (ObjectInfo object : gateway.listObjects(key + "/")) {
+      if (!known.holdsRecordMovedInView(object.key())) {
+        under.add(object);
+      }
+    }
+    under.addAll(known.movedInViewUnder(key));
+    return under;
+  }
+
+  /**
+   * Aborts the upload of every pending file among these objects, and undoes what failed misses left
+   * (see {@link ShimMisses#cleanUp}); returns the keys to delete with them: every object, and for
+   * each record its stored copy and its twin.
+   */
+  private List<String> abortRecordsUnder(List<ObjectInfo> objects) throws IOException {
     misses.cleanUp(objects);
     List<ObjectInfo> candidates = new ArrayList<>();
+    List<String> keys = java.util.Collections.synchronizedList(new ArrayList<>());
     for (ObjectInfo object : objects) {
       String key = object.key();
       if (!key.endsWith("/") && temporary.test(key) && !ShimMisses.isRecord(key)) {
         candidates.add(object);
+      } else {
+        keys.add(key);
       }
     }
     Tasks.runAll(
@@ -104,8 +122,12 @@ final class Deletes {
           Optional<PendingFile> file = records.recordOf(object.key(), object.size(), object.etag());
           if (file.isPresent()) {
             abort(file.get());
+            keys.addAll(records.storedKeys(object.key(), file.get()));
+          } else {
+            keys.add(object.key());
           }
         });
+    return new ArrayList<>(new java.util.LinkedHashSet<>(keys));
   }
 
   private void abort(PendingFile file) throws IOException {

@@ -177,6 +177,23 @@ final class KnownKeys {
   /** Owned attempt directories kept at most; past it they are forgotten (listed instead). */
   private static final int MAX_OWNED_ATTEMPTS = 10_000;
 
+  /**
+   * A pending file a job commit's merge moved within the temporary tree in this JVM's view only
+   * (into Spark's staging directory of a dynamic partition overwrite): its record stays at {@code
+   * storedKey}, in the store, until the file is renamed into place or deleted, when the record
+   * goes. Never forgotten while it lasts: forgetting it would lose the file.
+   */
+  private record Virtual(String storedKey, PendingFile record, ObjectInfo stored) {}
+
+  /** Files moved in this JVM's view only, by their key. */
+  private final TreeMap<String, Virtual> virtuals = new TreeMap<>();
+
+  /** The stored key of each such file's record, to its file's key. */
+  private final Map<String, String> virtualByStored = new HashMap<>();
+
+  /** Files moved in view only at most; past it a merge moves records in the store. */
+  static final int MAX_VIRTUAL = 100_000;
+
   private final TreeMap<String, Fact> facts = new TreeMap<>();
   private final ArrayDeque<String> factOrder = new ArrayDeque<>();
   private final TreeMap<String, Integer> unsettled = new TreeMap<>();
@@ -219,6 +236,9 @@ final class KnownKeys {
    * in progress do not make its answers unknown.
    */
   synchronized Known known(String key, List<String> own) {
+    if (virtualByStored.containsKey(key)) {
+      return Known.ABSENT; // the record of a file moved away in this JVM's view
+    }
     if (isUnsettled(key, own)) {
       return Known.UNKNOWN;
     }
@@ -268,6 +288,80 @@ final class KnownKeys {
     return etag.equals(fact.known().object().etag())
         ? Optional.of(fact.known().record())
         : Optional.empty();
+  }
+
+  /** Whether a merge may move one more file in view only. */
+  synchronized boolean canMoveVirtually() {
+    return virtuals.size() < MAX_VIRTUAL;
+  }
+
+  /**
+   * Moves a pending file to a new key in this JVM's view only: its record stays where it is stored.
+   * Returns the object the file shows at its new key (the record's, renamed).
+   */
+  synchronized ObjectInfo moveVirtually(
+      String sourceKey, String targetKey, PendingFile record, ObjectInfo storedObject) {
+    Virtual before = virtuals.remove(sourceKey);
+    String stored = before == null ? sourceKey : before.storedKey();
+    ObjectInfo storedInfo = before == null ? storedObject : before.stored();
+    virtuals.put(targetKey, new Virtual(stored, record, storedInfo));
+    virtualByStored.put(stored, targetKey);
+    // The record's twin from the task commit names the same upload: kept alike.
+    ShimNames.attemptTwinOf(stored, record.taskAttempt())
+        .ifPresent(twin -> virtualByStored.put(twin, targetKey));
+    ObjectInfo shown =
+        new ObjectInfo(
+            targetKey, storedInfo.size(), storedInfo.etag(), storedInfo.lastModifiedMillis());
+    long now = nanoClock.getAsLong();
+    change(new Removed(sourceKey), now);
+    change(new Wrote(targetKey, shown, record), now);
+    bound(now);
+    return shown;
+  }
+
+  /** The object holding the record this JVM knows at a key, whatever changes at the key now. */
+  synchronized Optional<ObjectInfo> recordObject(String key) {
+    Fact fact = facts.get(key);
+    if (fact == null
+        || fact.known().record() == null
+        || fact.known().object() == null
+        || fact.known().object().size() < 0) {
+      return Optional.empty();
+    }
+    return Optional.of(fact.known().object());
+  }
+
+  /** Where the record of a file moved in view only is stored; empty for any other key. */
+  synchronized Optional<String> storedKeyOf(String key) {
+    Virtual virtual = virtuals.get(key);
+    return virtual == null ? Optional.empty() : Optional.of(virtual.storedKey());
+  }
+
+  /**
+   * Whether a stored object holds the record of a file moved in view only: a listing shows the file
+   * at its new key instead, and a delete of the old key's directory leaves the record alone.
+   */
+  synchronized boolean holdsRecordMovedInView(String storedKey) {
+    return virtualByStored.containsKey(storedKey);
+  }
+
+  /** Whether any file is moved in view only now. */
+  synchronized boolean anyMovedInView() {
+    return !virtuals.isEmpty();
+  }
+
+  /** The files moved in view only under a directory, with the objects they show. */
+  synchronized List<ObjectInfo> movedInViewUnder(String directoryKey) {
+    List<ObjectInfo> files = new ArrayList<>();
+    String prefix = prefixOf(directoryKey);
+    for (Map.Entry<String, Virtual> entry :
+        virtuals.subMap(prefix, true, prefix + Character.MAX_VALUE, false).entrySet()) {
+      ObjectInfo stored = entry.getValue().stored();
+      files.add(
+          new ObjectInfo(
+              entry.getKey(), stored.size(), stored.etag(), stored.lastModifiedMillis()));
+    }
+    return files;
   }
 
   /** A directory's children as a listing gives them: files, and subdirectories by key. */
@@ -597,6 +691,26 @@ final class KnownKeys {
     applyToListings(change);
     applyToFacts(change, now);
     noteOwnership(change);
+    if (change instanceof Removed || change instanceof Unsure) {
+      forgetMovedInView(change.key());
+    }
+  }
+
+  /** Files moved in view only at or under a key that is removed or unknown now are gone. */
+  private void forgetMovedInView(String key) {
+    if (virtuals.isEmpty()) {
+      return;
+    }
+    List<String> gone = new ArrayList<>();
+    if (virtuals.containsKey(key)) {
+      gone.add(key);
+    }
+    gone.addAll(
+        virtuals.subMap(prefixOf(key), true, prefixOf(key) + Character.MAX_VALUE, false).keySet());
+    for (String file : gone) {
+      virtuals.remove(file);
+      virtualByStored.values().removeIf(file::equals);
+    }
   }
 
   /** Keeps {@link #ownedAttempts} true only while every object under them is a known record. */
@@ -970,6 +1084,25 @@ final class KnownKeys {
         }
         apply(entry.getKey(), entry.getValue(), new Wrote(key, placeholder(key), null));
       }
+      // The store shows files moved in this JVM's view only where their records are stored: the
+      // listing shows them where they were moved to.
+      for (String stored : virtualByStored.keySet()) {
+        if (stored.startsWith(prefix)) {
+          apply(entry.getKey(), entry.getValue(), new Removed(stored));
+        }
+      }
+      for (Map.Entry<String, Virtual> moved :
+          virtuals.subMap(prefix, true, prefix + Character.MAX_VALUE, false).entrySet()) {
+        ObjectInfo stored = moved.getValue().stored();
+        apply(
+            entry.getKey(),
+            entry.getValue(),
+            new Wrote(
+                moved.getKey(),
+                new ObjectInfo(
+                    moved.getKey(), stored.size(), stored.etag(), stored.lastModifiedMillis()),
+                moved.getValue().record()));
+      }
       Listing kept = listings.get(entry.getKey());
       if (kept == null || kept.sentNanos - entry.getValue().sentNanos <= 0) {
         if (kept != null) {
@@ -1023,6 +1156,13 @@ final class KnownKeys {
     }
     while (facts.size() + log.size() > MAX_ENTRIES && !factOrder.isEmpty()) {
       String forgotten = factOrder.removeFirst();
+      if (virtuals.containsKey(forgotten)) {
+        factOrder.addLast(forgotten); // a file moved in view only: never forgotten
+        if (factOrder.size() <= virtuals.size()) {
+          break;
+        }
+        continue;
+      }
       facts.remove(forgotten);
       ShimNames.taskAttemptOf(forgotten)
           .ifPresent(attempt -> ownedAttempts.computeIfPresent(attempt, (dir, owned) -> false));
@@ -1054,6 +1194,8 @@ final class KnownKeys {
   synchronized void clear() {
     listings.clear();
     ownedAttempts.clear();
+    virtuals.clear();
+    virtualByStored.clear();
     facts.clear();
     factOrder.clear();
     listedChildren = 0;

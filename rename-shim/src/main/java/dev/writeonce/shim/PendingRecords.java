@@ -169,6 +169,17 @@ final class PendingRecords {
     return Optional.of(new Found(peeked.get().info(), file));
   }
 
+  /**
+   * The keys to delete once a pending file is completed or aborted: its record (where it is stored,
+   * for a file moved in this JVM's view only), and the twin a task commit left at the attempt's
+   * path.
+   */
+  List<String> storedKeys(String fileKey, PendingFile file) {
+    String recordKey = known.storedKeyOf(fileKey).orElse(fileKey);
+    Optional<String> twin = ShimNames.attemptTwinOf(recordKey, file.taskAttempt());
+    return twin.isPresent() ? List.of(recordKey, twin.get()) : List.of(recordKey);
+  }
+
   /** Deletes records (and markers) in one DeleteObjects per 1,000, even for one key. */
   void delete(Collection<String> keys) throws IOException {
     if (keys.isEmpty()) {

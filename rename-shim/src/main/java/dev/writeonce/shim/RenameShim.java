@@ -356,12 +356,60 @@ final class RenameShim {
         children = known.children(key); // a task attempt's own directory, known without a LIST
       }
       FileStatus[] listed =
-          children.isPresent() ? statuses.listed(children.get()) : s3a.listStatus(path);
+          children.isPresent() ? statuses.listed(children.get()) : listAsSeen(path, key);
       if (listed.length > 0) {
         prepareMerge(key, children.map(KnownKeys.Children::directories).orElse(List.<String>of()));
       }
       return statuses.resolveAll(listed, this::temporary, threads, "listing " + path);
     }
+  }
+
+  /**
+   * S3A's listing of a temporary directory as this JVM sees it: without the records of files moved
+   * in its view only, with the files moved into the directory.
+   */
+  private FileStatus[] listAsSeen(Path path, String key) throws IOException {
+    List<ObjectInfo> moved = known.movedInViewUnder(key);
+    FileStatus[] listed;
+    try {
+      listed = s3a.listStatus(path);
+    } catch (FileNotFoundException e) {
+      if (moved.isEmpty()) {
+        throw e;
+      }
+      listed = new FileStatus[0];
+    }
+    if (moved.isEmpty() && !known.anyMovedInView()) {
+      return listed;
+    }
+    List<FileStatus> seen = new ArrayList<>();
+    java.util.Set<Path> paths = new java.util.HashSet<>();
+    for (FileStatus status : listed) {
+      if (!known.holdsRecordMovedInView(s3a.keyOf(status.getPath()))) {
+        seen.add(status);
+        paths.add(status.getPath());
+      }
+    }
+    List<ObjectInfo> files = new ArrayList<>();
+    List<String> directories = new ArrayList<>();
+    String prefix = ShimNames.prefixOf(key);
+    for (ObjectInfo file : moved) {
+      String rest = file.key().substring(prefix.length());
+      int slash = rest.indexOf('/');
+      if (slash < 0) {
+        files.add(file);
+      } else {
+        directories.add(prefix + rest.substring(0, slash));
+      }
+    }
+    for (FileStatus status :
+        statuses.listed(
+            new KnownKeys.Children(files, List.copyOf(new java.util.TreeSet<>(directories))))) {
+      if (paths.add(status.getPath())) {
+        seen.add(status);
+      }
+    }
+    return seen.toArray(new FileStatus[0]);
   }
 
   RemoteIterator<FileStatus> listStatusIterator(Path path) throws IOException {

@@ -84,7 +84,7 @@ final class Renames {
     List<ObjectInfo> under = List.of();
     if (file == null) {
       Optional<List<ObjectInfo>> listed = op.objectsUnder(srcKey);
-      under = listed.isPresent() ? listed.get() : gateway.listObjects(srcKey + "/");
+      under = listed.isPresent() ? listed.get() : listWithMovedInView(srcKey);
       if (under.isEmpty()) {
         Optional<PendingRecords.Found> found = records.find(srcKey);
         if (found.isEmpty()) {
@@ -180,7 +180,10 @@ final class Renames {
         && queue.inRound(srcKey);
   }
 
-  /** What moving one pending file did: the object now at the target, and whether it is queued. */
+  /**
+   * What moving one pending file did: the object now at the target, and whether its old record
+   * stays (its completion or move queued, or the file moved in this JVM's view only).
+   */
   private record Placed(ObjectInfo object, boolean queued) {}
 
   /**
@@ -192,10 +195,26 @@ final class Renames {
   private Placed move(String srcKey, PendingFile file, String targetKey, boolean mayQueue)
       throws IOException {
     if (temporary.test(targetKey)) {
-      if (mayQueue && queueable(srcKey)) {
-        // A round's record moved to another temporary location (a dynamic partition overwrite's
-        // merge into Spark's staging directory): queued like a completion, its old copy deleted
-        // with the round's other records once the move went through.
+      if (queueable(srcKey)
+          && isMergeOf(srcKey, targetKey)
+          && ShimNames.isInSparkStaging(targetKey)
+          && known.canMoveVirtually()) {
+        // The job commit merges a committed task's file into Spark's staging directory of a
+        // dynamic partition overwrite, which Spark's driver renames into place next, in this JVM:
+        // the record stays where it is, and the file moves in this JVM's view only. Nowhere else:
+        // into Hive's staging directory, say, Hive's client may move the files from another
+        // process (or class loader), which would find them missing.
+        Optional<ObjectInfo> stored = known.recordObject(srcKey);
+        if (stored.isPresent()) {
+          counters.recordsMovedInView.incrementAndGet();
+          return new Placed(known.moveVirtually(srcKey, targetKey, file, stored.get()), true);
+        }
+      }
+      if (mayQueue && queueable(srcKey) && isMergeOf(srcKey, targetKey)) {
+        // A round's record moved by the merge into a temporary output (a dynamic partition
+        // overwrite's staging directory) where it cannot move in view only: queued like a
+        // completion, its old copy deleted with the round's other records once the move went
+        // through.
         queue.queue(
             srcKey,
             recordKeys(srcKey, file),
@@ -251,13 +270,28 @@ final class Renames {
     return new Placed(placed, false);
   }
 
+  /** Whether a rename is FileOutputCommitter's job commit merging a committed task's file. */
+  private static boolean isMergeOf(String sourceKey, String targetKey) {
+    return ShimNames.mergeDestinationOf(sourceKey).filter(targetKey::equals).isPresent();
+  }
+
+  private List<String> recordKeys(String fileKey, PendingFile file) {
+    return records.storedKeys(fileKey, file);
+  }
+
   /**
-   * The keys to delete once a pending file's record went with its completion: the record, and the
-   * twin a task commit left at the attempt's path (see {@link #renameDirectory}).
+   * What a directory holds as this JVM sees it: the store's objects, but the records of files moved
+   * in this JVM's view only, and with the files moved into it.
    */
-  private static List<String> recordKeys(String recordKey, PendingFile file) {
-    Optional<String> twin = ShimNames.attemptTwinOf(recordKey, file.taskAttempt());
-    return twin.isPresent() ? List.of(recordKey, twin.get()) : List.of(recordKey);
+  private List<ObjectInfo> listWithMovedInView(String directoryKey) throws IOException {
+    List<ObjectInfo> objects = new ArrayList<>();
+    for (ObjectInfo object : gateway.listObjects(directoryKey + "/")) {
+      if (!known.holdsRecordMovedInView(object.key())) {
+        objects.add(object);
+      }
+    }
+    objects.addAll(known.movedInViewUnder(directoryKey));
+    return objects;
   }
 
   /** When the rename moved the last files of a round: the merge's own barrier. */
@@ -407,15 +441,18 @@ final class Renames {
             }
             placed.add(new ObjectInfo(target, object.size(), object.etag(), 0));
           } else if (queueable(key)
-              && (temporary.test(target)
+              && (isMergeOf(key, target)
                   || (file.get().closed() && target.equals(file.get().key())))) {
             synchronized (toQueue) {
               toQueue.add(object);
               toQueueFiles.add(file.get());
             }
           } else {
-            placed.add(move(key, file.get(), target, false).object());
-            consumed.addAll(recordKeys(key, file.get()));
+            Placed done = move(key, file.get(), target, false);
+            placed.add(done.object());
+            if (!done.queued()) {
+              consumed.addAll(recordKeys(key, file.get()));
+            }
           }
         });
     for (int i = 0; i < toQueue.size(); i++) {

@@ -10,6 +10,7 @@ public final class ShimStatistics {
   final AtomicLong filesWritten = new AtomicLong();
   final AtomicLong recordsWritten = new AtomicLong();
   final AtomicLong recordsMoved = new AtomicLong();
+  final AtomicLong recordsMovedInView = new AtomicLong();
   final AtomicLong uploadsCompleted = new AtomicLong();
   final AtomicLong uploadsAborted = new AtomicLong();
   final AtomicLong misses = new AtomicLong();
@@ -37,6 +38,14 @@ public final class ShimStatistics {
   /** Records moved by renames between temporary locations (no data moved). */
   public long recordsMoved() {
     return recordsMoved.get();
+  }
+
+  /**
+   * Files a job commit's merge moved into a temporary output in this JVM's view only, their records
+   * left where they were (Spark's dynamic partition overwrite).
+   */
+  public long recordsMovedInView() {
+    return recordsMovedInView.get();
   }
 
   /** Uploads completed by a rename into their predicted final location. */
@@ -112,6 +121,7 @@ public final class ShimStatistics {
     map.put("files_written", filesWritten());
     map.put("records_written", recordsWritten());
     map.put("records_moved", recordsMoved());
+    map.put("records_moved_in_view", recordsMovedInView());
     map.put("uploads_completed", uploadsCompleted());
     map.put("uploads_aborted", uploadsAborted());
     map.put("misses", misses());
