@@ -251,7 +251,8 @@ final class KnownKeys {
     long now = nanoClock.getAsLong();
     Known listed = fromListings(key, now);
     Fact fact = fact(key, now);
-    if (listed != null) {
+    // A listing above that cannot tell (a child it saw change) leaves the answer to the facts.
+    if (listed != null && listed != Known.UNKNOWN) {
       if (listed.isFile() && fact != null && fact.known().record() != null) {
         ObjectInfo object = listed.object();
         PendingFile record = fact.known().record();

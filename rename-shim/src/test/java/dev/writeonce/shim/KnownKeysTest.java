@@ -63,6 +63,33 @@ class KnownKeysTest {
     assertThat(store.counters().total() - before).as("one LIST").isEqualTo(1);
   }
 
+  /**
+   * A listing of the table, kept from the job commit of a write a moment ago, cannot tell what lies
+   * under the staging directory the next write changes: it must not hide the record this JVM wrote
+   * there (Spark's statistics read each file's status right after closing it).
+   */
+  @Test
+  void aListingAboveThatCannotTellLeavesTheAnswerToWhatThisJvmWrote() throws Exception {
+    put("out/old");
+    known.listDirectory(store, "out", 1000, counters);
+    String attempt = "out/.spark-staging-1/_temporary/0/_temporary/attempt_1_0001_m_000000_0";
+    change(List.of("out/.spark-staging-1"), outcome -> outcome.unsure("out/.spark-staging-1"));
+    String file = attempt + "/p=0/part-0";
+    PendingFile record =
+        new PendingFile(
+            "b",
+            "out/p=0/part-0",
+            "u1",
+            List.of(new dev.writeonce.core.model.UploadPart(1, "p1", 300)),
+            "attempt_1_0001_m_000000_0",
+            true,
+            0);
+    known.recordWritten(file, record, new ObjectInfo(file, 300, "e1", 0));
+
+    assertThat(known.known(file).record()).isEqualTo(record);
+    assertThat(known.known(attempt).isDirectory()).isTrue();
+  }
+
   @Test
   void aDirectoryOfMoreChildrenThanAllowedIsNotKept() throws Exception {
     for (int i = 0; i < 5; i++) {

@@ -81,23 +81,50 @@ class SparkShapesCostTest {
     return job;
   }
 
-  /** Runs the tasks of a job: each writes its files under its work path and commits. */
+  /**
+   * Runs the tasks of a job on two threads, as Spark's {@code local[2]}: each creates its files
+   * under its work path without overwriting (as Parquet does), reads each file's status after
+   * closing it (as Spark's statistics do), and commits.
+   */
   private void runTasks(JobConf job, JobID id, Path output, int tasks, List<String> files)
+      throws Exception {
+    java.util.concurrent.ExecutorService threads =
+        java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      List<java.util.concurrent.Future<?>> running = new ArrayList<>();
+      for (int t = 0; t < tasks; t++) {
+        int index = t;
+        running.add(
+            threads.submit(
+                () -> {
+                  runTask(job, id, output, index, files);
+                  return null;
+                }));
+      }
+      for (java.util.concurrent.Future<?> task : running) {
+        task.get();
+      }
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
+  private void runTask(JobConf job, JobID id, Path output, int t, List<String> files)
       throws IOException {
-    for (int t = 0; t < tasks; t++) {
-      TaskAttemptContext task =
-          new TaskAttemptContextImpl(job, new TaskAttemptID(new TaskID(id, TaskType.MAP, t), 0));
-      FileOutputCommitter committer = new FileOutputCommitter(output, task);
-      committer.setupTask(task);
-      for (String file : files) {
-        Path path = new Path(committer.getWorkPath(), file.replace("{t}", Integer.toString(t)));
-        try (FSDataOutputStream out = path.getFileSystem(job).create(path, true)) {
-          out.write(path.getName().getBytes(StandardCharsets.UTF_8));
-        }
+    TaskAttemptContext task =
+        new TaskAttemptContextImpl(job, new TaskAttemptID(new TaskID(id, TaskType.MAP, t), 0));
+    FileOutputCommitter committer = new FileOutputCommitter(output, task);
+    committer.setupTask(task);
+    for (String file : files) {
+      Path path = new Path(committer.getWorkPath(), file.replace("{t}", Integer.toString(t)));
+      FileSystem fs = path.getFileSystem(job);
+      try (FSDataOutputStream out = fs.create(path, false)) {
+        out.write(path.getName().getBytes(StandardCharsets.UTF_8));
       }
-      if (committer.needsTaskCommit(task)) {
-        committer.commitTask(task);
-      }
+      assertThat(fs.getFileStatus(path).getLen()).isEqualTo(path.getName().length());
+    }
+    if (committer.needsTaskCommit(task)) {
+      committer.commitTask(task);
     }
   }
 
@@ -176,12 +203,21 @@ class SparkShapesCostTest {
   /** Spark's dynamic partition overwrite of 4 of 8 partitions; the requests it sent. */
   private Map<String, Long> dynamicPartitionOverwrite(boolean closeAfterJobCommit)
       throws Exception {
-    for (int p = 0; p < 8; p++) {
-      for (int t = 0; t < TASKS; t++) {
-        store.putObject(BUCKET, "out/part=" + p + "/old-" + t + ".parquet", new byte[] {1});
-      }
-    }
     Path output = new Path("s3a://" + BUCKET + "/out");
+    // The table, written through the shim a moment before: its job commit's listings are fresh.
+    JobConf first = job(output);
+    JobID firstId = new JobID("202611260000", 1);
+    JobContext firstContext = new JobContextImpl(first, firstId);
+    FileOutputCommitter firstCommitter = new FileOutputCommitter(output, firstContext);
+    firstCommitter.setupJob(firstContext);
+    List<String> oldFiles = new ArrayList<>();
+    for (int p = 0; p < 8; p++) {
+      oldFiles.add("part=" + p + "/old-{t}.parquet");
+    }
+    runTasks(first, firstId, output, TASKS, oldFiles);
+    firstCommitter.commitJob(firstContext);
+    assertThat(store.objects(BUCKET, "out/part=7/")).hasSize(TASKS);
+
     Path staging = new Path(output, ".spark-staging-6f1c2d3e");
     JobConf job = job(staging);
     JobID id = new JobID("202611260000", 2);
