@@ -272,30 +272,23 @@ final class RenameShim {
   }
 
   boolean exists(Path path) throws IOException {
-    String key = s3a.keyOf(path);
-    try (Operation op = enter(Operation.Kind.STATUS, key)) {
-      status(path, key);
-      return true;
-    } catch (FileNotFoundException e) {
-      return false;
-    }
+    return statusIfAny(path).isPresent();
   }
 
   boolean isFile(Path path) throws IOException {
-    String key = s3a.keyOf(path);
-    try (Operation op = enter(Operation.Kind.STATUS, key)) {
-      return status(path, key).isFile();
-    } catch (FileNotFoundException e) {
-      return false;
-    }
+    return statusIfAny(path).map(FileStatus::isFile).orElse(false);
   }
 
   boolean isDirectory(Path path) throws IOException {
+    return statusIfAny(path).map(FileStatus::isDirectory).orElse(false);
+  }
+
+  private Optional<FileStatus> statusIfAny(Path path) throws IOException {
     String key = s3a.keyOf(path);
     try (Operation op = enter(Operation.Kind.STATUS, key)) {
-      return status(path, key).isDirectory();
+      return Optional.of(status(path, key));
     } catch (FileNotFoundException e) {
-      return false;
+      return Optional.empty();
     }
   }
 
