@@ -399,7 +399,9 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
     @Override
     public RemoteIterator<LocatedFileStatus> listLocatedStatus(Path path) throws IOException {
-      return RenameShimFileSystem.super.listLocatedStatus(path);
+      // S3A's unfiltered listing calls the filtered one on this instance, which is the shim's:
+      // reach S3A's implementation directly.
+      return RenameShimFileSystem.super.listLocatedStatus(path, everything -> true);
     }
 
     @Override

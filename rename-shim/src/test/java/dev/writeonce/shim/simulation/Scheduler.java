@@ -1,6 +1,7 @@
 package dev.writeonce.shim.simulation;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -59,6 +60,7 @@ final class Scheduler {
   private Actor running;
   private int steps;
   private final List<Runnable> betweenSteps = new ArrayList<>();
+  private final List<String> errors = Collections.synchronizedList(new ArrayList<>());
 
   Scheduler(long seed) {
     this.random = new Random(seed);
@@ -72,6 +74,11 @@ final class Scheduler {
   /** The seeded sequence, for the choices the world makes between steps. */
   Random random() {
     return random;
+  }
+
+  /** Errors that ended an actor: never a crash the schedule caused, always a fault. */
+  List<String> errors() {
+    return errors;
   }
 
   /** Steps taken so far. */
@@ -91,8 +98,14 @@ final class Scheduler {
                 awaitTurn(actor);
                 try {
                   body.run();
+                } catch (Process.Crash crash) {
+                  // the process died under this actor
+                } catch (Error error) {
+                  // No caller of a file system expects an Error: a stack overflow is an override
+                  // that S3A calls back into. The schedule reports it.
+                  errors.add(name + " ended with " + error);
                 } catch (Throwable ended) {
-                  // the actor's body reports what it must; a crash ends it here
+                  // the actor's body reports what it must
                 } finally {
                   finish(actor);
                 }

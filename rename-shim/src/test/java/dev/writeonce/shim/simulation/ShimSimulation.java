@@ -22,6 +22,7 @@ import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapreduce.JobContext;
 import org.apache.hadoop.mapreduce.JobID;
@@ -147,6 +148,7 @@ final class ShimSimulation {
         }
       }
       world.scheduler().run();
+      violations.addAll(world.scheduler().errors());
       check();
     } finally {
       for (Process process : processes) {
@@ -614,7 +616,7 @@ final class ShimSimulation {
       Path path = new Path("s3a://" + World.BUCKET + "/" + paths.get(random.nextInt(paths.size())));
       try {
         switch (random.nextInt(3)) {
-          case 0 -> fs.listStatus(path);
+          case 0 -> list(fs, path, random.nextInt(6));
           case 1 -> exists(fs, path, "a reader");
           default -> fs.getFileStatus(path);
         }
@@ -626,6 +628,27 @@ final class ShimSimulation {
           events.add("a reader saw the failed completion: " + seen.getMessage());
         }
       }
+    }
+  }
+
+  /**
+   * One of the listings engines use: Spark's file index, Hive's and MapReduce's input formats
+   * (located statuses), recursive listings, globs and content summaries.
+   */
+  private static void list(FileSystem fs, Path path, int how) throws IOException {
+    switch (how) {
+      case 0 -> fs.listStatus(path);
+      case 1 -> drain(fs.listLocatedStatus(path));
+      case 2 -> drain(fs.listStatusIterator(path));
+      case 3 -> drain(fs.listFiles(path, true));
+      case 4 -> fs.globStatus(new Path(path, "*"));
+      default -> fs.getContentSummary(path);
+    }
+  }
+
+  private static void drain(RemoteIterator<? extends FileStatus> statuses) throws IOException {
+    while (statuses.hasNext()) {
+      statuses.next();
     }
   }
 
