@@ -102,6 +102,10 @@ final class CompletionQueue {
     final Set<String> aroundSources = new HashSet<>();
 
     final List<Queued> completed = new ArrayList<>();
+
+    /** Deletes of completed entries' records under way; each caller waits for all of them. */
+    final List<Future<?>> settling = new ArrayList<>();
+
     final Set<String> failedSources = new HashSet<>();
     IOException failure;
     boolean told;
@@ -488,27 +492,18 @@ final class CompletionQueue {
       try {
         queued.future().get();
       } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new InterruptedIOException(
-            "interrupted waiting for the completions queued under s3a://"
-                + bucket
-                + "/"
-                + batch.root);
+        throw interrupted(batch, e);
       } catch (ExecutionException e) {
         // recorded by the completion itself
       }
     }
-    List<Queued> completed;
     synchronized (batch) {
       batch.running.removeAll(new HashSet<>(waiting)); // a list of 10,000 is searched once
-      completed = new ArrayList<>(batch.completed);
-      batch.completed.clear();
     }
-    deleteRecords(batch, completed);
+    settleRecords(batch);
     synchronized (batch) {
-      completed.forEach(q -> batch.sources.remove(q.source()));
       if (batch.failure == null) {
-        if (batch.running.isEmpty() && batch.completed.isEmpty()) {
+        if (batch.running.isEmpty() && batch.completed.isEmpty() && batch.settling.isEmpty()) {
           batch.ended = true;
           synchronized (this) {
             batches.remove(batch.root, batch);
@@ -526,6 +521,75 @@ final class CompletionQueue {
         throw reported(batch);
       }
     }
+  }
+
+  /**
+   * Deletes the records of the batch's completed entries, and waits for the deletes other callers
+   * have under way: until then, a record of a file already completed or moved is still in the
+   * store, where a delete of its temporary tree would take it for a pending file and abort the
+   * upload that its new record names. A delete that failed leaves its entries for the next caller,
+   * which tries them again.
+   */
+  private void settleRecords(Batch batch) throws IOException {
+    while (true) {
+      Future<?> own = null;
+      List<Future<?>> all;
+      synchronized (batch) {
+        if (!batch.completed.isEmpty()) {
+          List<Queued> completed = new ArrayList<>(batch.completed);
+          batch.completed.clear();
+          // Handed to the pool, whose futures every waiter can wait for; registered before the
+          // monitor is left, so that no caller finds the entries neither completed nor settling.
+          own =
+              pool.pool()
+                  .submit(
+                      () -> {
+                        deleteRecords(batch, completed);
+                        synchronized (batch) {
+                          completed.forEach(q -> batch.sources.remove(q.source()));
+                        }
+                        return null;
+                      });
+          batch.settling.add(own);
+        }
+        all = new ArrayList<>(batch.settling);
+      }
+      IOException ownFailure = null;
+      for (Future<?> settling : all) {
+        try {
+          settling.get();
+        } catch (InterruptedException e) {
+          throw interrupted(batch, e);
+        } catch (ExecutionException e) {
+          if (settling == own) {
+            ownFailure =
+                e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+          }
+        }
+      }
+      synchronized (batch) {
+        batch.settling.removeAll(all);
+        if (ownFailure == null && batch.completed.isEmpty()) {
+          return;
+        }
+      }
+      if (ownFailure != null) {
+        throw ownFailure;
+      }
+      // another caller's delete failed and left its entries, or more completed: settle them here
+    }
+  }
+
+  private InterruptedIOException interrupted(Batch batch, InterruptedException e) {
+    Thread.currentThread().interrupt();
+    InterruptedIOException interrupted =
+        new InterruptedIOException(
+            "interrupted waiting for the completions queued under s3a://"
+                + bucket
+                + "/"
+                + batch.root);
+    interrupted.initCause(e);
+    return interrupted;
   }
 
   /** Deletes the records of completed files, per instance that queued them; kept on failure. */

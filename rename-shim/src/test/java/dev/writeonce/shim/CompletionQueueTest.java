@@ -179,4 +179,69 @@ class CompletionQueueTest {
 
     assertThatThrownBy(() -> queue.awaitOwnedBy(this, counters)).hasMessageContaining("out/a");
   }
+
+  /**
+   * Seed 5377 of the simulation (a dynamic partition overwrite whose merge moved a record into
+   * Spark's staging directory through the queue). A reader's barrier took the moved file's entry
+   * and was deleting its old record when the job's cleanup deleted the temporary tree: its barrier
+   * found nothing left to wait for, its listing still showed the old record, and it aborted the
+   * upload that the moved record names. A barrier returns only once every record deletion another
+   * caller has under way is done.
+   */
+  @Test
+  void aBarrierReturnsOnlyOnceTheRecordsAnotherCallerIsDeletingAreGone() throws Exception {
+    CountDownLatch deleting = new CountDownLatch(1);
+    CountDownLatch mayDelete = new CountDownLatch(1);
+    List<String> stored = Collections.synchronizedList(new ArrayList<>(List.of(TASK + "a")));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+    queue.queue(
+        TASK + "a",
+        List.of(TASK + "a"),
+        "out/.spark-staging-1/a",
+        () -> {},
+        keys -> {
+          deleting.countDown();
+          try {
+            mayDelete.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          stored.removeAll(keys);
+        },
+        this,
+        counters);
+    Thread reader =
+        new Thread(
+            () -> {
+              try {
+                queue.barrier(Operation.Kind.READ, TASK + "a", true, counters);
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+    reader.start();
+    assertThat(deleting.await(30, TimeUnit.SECONDS)).as("the reader deletes the record").isTrue();
+
+    Thread cleanup =
+        new Thread(
+            () -> {
+              try {
+                queue.barrier(Operation.Kind.DELETE, "out/_temporary", true, counters);
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+    cleanup.start();
+    cleanup.join(500);
+    assertThat(cleanup.isAlive())
+        .as("the cleanup's barrier waits while the old record is still stored")
+        .isTrue();
+
+    mayDelete.countDown();
+    cleanup.join(30_000);
+    reader.join(30_000);
+    assertThat(cleanup.isAlive()).isFalse();
+    assertThat(stored).as("what the cleanup's listing then shows").isEmpty();
+    assertThat(queue.idle()).isTrue();
+  }
 }

@@ -190,8 +190,10 @@ final class Process {
         number = ++requests;
         roll = random.nextDouble();
         if (world.tracing()) {
+          Scheduler.Actor actor = world.scheduler().current();
           trace.add(
               number
+                  + (actor == null ? "" : " (" + actor.name.substring(name.length() + 1) + ")")
                   + " "
                   + request.operation()
                   + " "

@@ -53,6 +53,16 @@ final class SimWorkers implements WorkerPool {
     @Override
     public <T> Future<T> submit(Callable<T> task) {
       SimFuture<T> future = new SimFuture<>(scheduler);
+      if (scheduler.current() == null) {
+        // Handed over outside the schedule (a process ending after it, closing its file
+        // systems): no actor would ever run it, so it runs here.
+        try {
+          future.complete(process.call(task));
+        } catch (Throwable failed) {
+          future.fail(failed);
+        }
+        return future;
+      }
       String name = process.name() + "/" + owner + "#" + tasks.incrementAndGet();
       scheduler.spawn(
           name,
