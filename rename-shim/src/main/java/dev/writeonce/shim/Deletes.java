@@ -87,14 +87,7 @@ final class Deletes {
    * files moved into it.
    */
   private List<ObjectInfo> listAsSeen(String key) throws IOException {
-    List<ObjectInfo> under = new ArrayList<>();
-    for (ObjectInfo object : gateway.listObjects(key + "/")) {
-      if (!known.holdsRecordMovedInView(object.key())) {
-        under.add(object);
-      }
-    }
-    under.addAll(known.movedInViewUnder(key));
-    return under;
+    return known.asSeen(key, gateway.listObjects(key + "/"));
   }
 
   /**

@@ -351,6 +351,21 @@ final class KnownKeys {
     return !virtuals.isEmpty();
   }
 
+  /**
+   * What a directory holds as this JVM sees it, from the store's listing of it: without the records
+   * of files moved in this JVM's view only, and with the files moved into it.
+   */
+  synchronized List<ObjectInfo> asSeen(String directoryKey, List<ObjectInfo> stored) {
+    List<ObjectInfo> objects = new ArrayList<>();
+    for (ObjectInfo object : stored) {
+      if (!holdsRecordMovedInView(object.key())) {
+        objects.add(object);
+      }
+    }
+    objects.addAll(movedInViewUnder(directoryKey));
+    return objects;
+  }
+
   /** The files moved in view only under a directory, with the objects they show. */
   synchronized List<ObjectInfo> movedInViewUnder(String directoryKey) {
     List<ObjectInfo> files = new ArrayList<>();

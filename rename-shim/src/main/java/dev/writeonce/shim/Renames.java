@@ -84,7 +84,7 @@ final class Renames {
     List<ObjectInfo> under = List.of();
     if (file == null) {
       Optional<List<ObjectInfo>> listed = op.objectsUnder(srcKey);
-      under = listed.isPresent() ? listed.get() : listWithMovedInView(srcKey);
+      under = listed.isPresent() ? listed.get() : listAsSeen(srcKey);
       if (under.isEmpty()) {
         Optional<PendingRecords.Found> found = records.find(srcKey);
         if (found.isEmpty()) {
@@ -279,19 +279,8 @@ final class Renames {
     return records.storedKeys(fileKey, file);
   }
 
-  /**
-   * What a directory holds as this JVM sees it: the store's objects, but the records of files moved
-   * in this JVM's view only, and with the files moved into it.
-   */
-  private List<ObjectInfo> listWithMovedInView(String directoryKey) throws IOException {
-    List<ObjectInfo> objects = new ArrayList<>();
-    for (ObjectInfo object : gateway.listObjects(directoryKey + "/")) {
-      if (!known.holdsRecordMovedInView(object.key())) {
-        objects.add(object);
-      }
-    }
-    objects.addAll(known.movedInViewUnder(directoryKey));
-    return objects;
+  private List<ObjectInfo> listAsSeen(String directoryKey) throws IOException {
+    return known.asSeen(directoryKey, gateway.listObjects(directoryKey + "/"));
   }
 
   /** When the rename moved the last files of a round: the merge's own barrier. */
