@@ -37,7 +37,9 @@ import java.util.concurrent.Future;
  * destination, under one, or on a directory above one (a status of such a directory does not wait:
  * it is a directory either way); a call on a queued file's temporary path or a directory above it;
  * a create under the root outside temporary directories ({@code _SUCCESS}); {@code close}. Records
- * of completed files are deleted by the barrier, in bulk.
+ * of completed files are deleted by the barrier, in bulk, and no barrier returns while such a
+ * delete is under way: until it is done, a delete of the temporary tree would take a moved file's
+ * old record for a pending file.
  *
  * <p><b>A failed completion belongs to the job commit that queued it.</b> The round's last rename
  * reports it, and the batch stays failed until that job is aborted: every create under the root
