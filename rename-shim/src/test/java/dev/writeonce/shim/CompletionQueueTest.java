@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.upload.UploadPool;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -216,7 +218,7 @@ class CompletionQueueTest {
               try {
                 queue.barrier(Operation.Kind.READ, TASK + "a", true, counters);
               } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
               }
             });
     reader.start();
@@ -228,7 +230,7 @@ class CompletionQueueTest {
               try {
                 queue.barrier(Operation.Kind.DELETE, "out/_temporary", true, counters);
               } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
               }
             });
     cleanup.start();
@@ -242,6 +244,35 @@ class CompletionQueueTest {
     reader.join(30_000);
     assertThat(cleanup.isAlive()).isFalse();
     assertThat(stored).as("what the cleanup's listing then shows").isEmpty();
+    assertThat(queue.idle()).isTrue();
+  }
+
+  @Test
+  void recordsWhoseDeleteFailedAreDeletedByTheNextBarrier() throws Exception {
+    AtomicInteger attempts = new AtomicInteger();
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+    queue.queue(
+        TASK + "a",
+        List.of(TASK + "a"),
+        "out/a",
+        () -> {},
+        keys -> {
+          if (attempts.incrementAndGet() == 1) {
+            throw new IOException("the store refused the delete of " + keys);
+          }
+          recordsDeleted.addAll(keys);
+        },
+        this,
+        counters);
+
+    assertThatThrownBy(() -> queue.barrier(Operation.Kind.READ, "out/a", false, counters))
+        .hasMessageContaining("refused the delete");
+    assertThat(recordsDeleted).isEmpty();
+    assertThat(queue.idle()).as("the record is still to delete").isFalse();
+
+    queue.barrier(Operation.Kind.READ, "out/a", false, counters);
+    assertThat(recordsDeleted).containsExactly(TASK + "a");
+    assertThat(landed).containsExactly("out/a");
     assertThat(queue.idle()).isTrue();
   }
 }
