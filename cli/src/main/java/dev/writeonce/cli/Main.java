@@ -5,23 +5,30 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * The operator command: inspect, recover and purge. It needs Java, Hadoop's S3A and the AWS SDK
- * only; the demo and the benchmarks are the {@code benchmarks} module's.
+ * The operator command: inspect, recover, purge and check-store. It needs Java, Hadoop's S3A and
+ * the AWS SDK only; the demo and the benchmarks are the {@code benchmarks} module's.
  *
  * <p>Exit codes: 0 success (for inspect: nothing needs attention), 1 the operation failed, 2 bad
  * usage or a destination that cannot be used, 3 inspect found jobs that need recovery or records
- * that cannot be read.
+ * that cannot be read, 4 the store does not honour a request a guarantee rests on (check-store
+ * finds it; recover and purge refuse such a store).
  */
 @Command(
     name = "writeonce",
     mixinStandardHelpOptions = true,
     versionProvider = Main.BuildVersion.class,
     description = "Operate on destinations written by the writeonce committers.",
-    subcommands = {InspectCommand.class, RecoverCommand.class, PurgeCommand.class},
+    subcommands = {
+      InspectCommand.class,
+      RecoverCommand.class,
+      PurgeCommand.class,
+      CheckStoreCommand.class
+    },
     footer = {
       "",
       "Exit codes: 0 success, 1 the operation failed, 2 bad usage or unusable destination,",
-      "3 (inspect) jobs need recovery or records are damaged."
+      "3 (inspect) jobs need recovery or records are damaged,",
+      "4 (check-store, recover, purge) the store does not honour what a guarantee rests on."
     })
 public final class Main implements Runnable {
 
@@ -70,7 +77,9 @@ public final class Main implements Runnable {
         e ->
             e instanceof IllegalArgumentException || e instanceof CommandLine.ParameterException
                 ? USAGE
-                : FAILED);
+                : e instanceof dev.writeonce.core.errors.UntrustedStoreException
+                    ? CheckStoreCommand.UNTRUSTED
+                    : FAILED);
     line.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> {
           commandLine

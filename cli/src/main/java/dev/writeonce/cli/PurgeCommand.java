@@ -90,6 +90,7 @@ final class PurgeCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     output = new CommandOutput(spec, format, "purge");
     try (StoreAccess access = StoreAccess.open(store)) {
+      access.requireTrustedStore("purge");
       output.root().put("destination", access.destination.toString());
       output.root().put("dryRun", !yes);
       output.root().put("olderThanSeconds", olderThan.toSeconds());

@@ -69,6 +69,7 @@ final class RecoverCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     CommandOutput output = new CommandOutput(spec, format, "recover");
     try (StoreAccess access = StoreAccess.open(store)) {
+      access.requireTrustedStore("recover");
       output.root().put("destination", access.destination.toString());
       output.root().put("dryRun", dryRun);
       JobInspector.Report report = new JobInspector(access.gateway, access.layout).inspect();

@@ -7,6 +7,7 @@ import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.store.check.StoreTrust;
 import java.io.File;
 import java.io.IOException;
 import java.net.URI;
@@ -90,6 +91,19 @@ final class StoreAccess implements AutoCloseable {
     StoreAccess access = new StoreAccess(fs, destination, config);
     access.checkReachable();
     return access;
+  }
+
+  /**
+   * Refuses a command that writes when the store does not honour what the library's guarantees rest
+   * on ({@link StoreTrust}); the check runs once per store per process.
+   */
+  void requireTrustedStore(String command) throws IOException {
+    StoreTrust.require(
+        fs, destination.prefix(), fs.getConf(), "writeonce " + command + " on " + destination);
+  }
+
+  FileSystem fileSystem() {
+    return fs;
   }
 
   /** One LIST, so that a missing bucket or refused credentials fail with a clear message. */

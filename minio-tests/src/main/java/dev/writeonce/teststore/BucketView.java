@@ -74,6 +74,20 @@ public final class BucketView {
     store.adminClient().deleteObject(b -> b.bucket(bucket).key(key));
   }
 
+  /**
+   * Keys with an open upload under a prefix, from one listing by prefix: only for stores whose
+   * check found ListMultipartUploads by prefix honoured (MinIO lists exact keys only).
+   */
+  public List<String> openUploadsUnder(String prefix) {
+    return store
+        .adminClient()
+        .listMultipartUploads(b -> b.bucket(bucket).prefix(prefix))
+        .uploads()
+        .stream()
+        .map(u -> u.key())
+        .toList();
+  }
+
   /** Keys with an open upload, asked key by key: MinIO lists uploads of exact keys only. */
   public List<String> openUploads(Collection<String> keys) {
     List<String> open = new ArrayList<>();

@@ -69,6 +69,33 @@ public final class FaultProxy implements AutoCloseable {
 
   private record Rule(Predicate<Request> matches, Fault fault, AtomicInteger remaining) {}
 
+  /**
+   * How a store that silently ignores a condition is played: the request is changed on its way, or
+   * answered by the proxy, and the client cannot tell.
+   */
+  public sealed interface Alteration
+      permits Alteration.DropHeader, Alteration.FakeAnswer, Alteration.RewriteAnswer {
+
+    /**
+     * The header is removed and the request signed again with the store's credentials, as if the
+     * client had never sent it: the store acts unconditionally and answers as for a plain request.
+     */
+    record DropHeader(String name) implements Alteration {}
+
+    /** The request never reaches the store; the proxy answers with this status and no body. */
+    record FakeAnswer(int status) implements Alteration {}
+
+    /** The request reaches the store; its answer's body is rewritten before the client sees it. */
+    record RewriteAnswer(java.util.function.UnaryOperator<String> body) implements Alteration {}
+  }
+
+  private record Altering(Predicate<Request> matches, Alteration alteration) {}
+
+  /** Credentials to sign altered requests with: access key, secret key, region. */
+  private volatile String[] signing;
+
+  private final List<Altering> alterations = new CopyOnWriteArrayList<>();
+
   private final URI upstream;
   private final ServerSocket server;
   private final List<Rule> rules = new CopyOnWriteArrayList<>();
@@ -89,7 +116,15 @@ public final class FaultProxy implements AutoCloseable {
 
   /** A proxy on a free loopback port in front of the store at {@code upstream}. */
   public static FaultProxy start(URI upstream) throws IOException {
-    return new FaultProxy(upstream);
+    FaultProxy proxy = new FaultProxy(upstream);
+    // The store behind it was checked when it started: the proxy is that store to the committers,
+    // until a test that plays a store ignoring a condition forgets it.
+    dev.writeonce.core.store.check.StoreTrust.known(upstream.toString())
+        .ifPresent(
+            report ->
+                dev.writeonce.core.store.check.StoreTrust.remember(
+                    proxy.endpoint().toString(), report));
+    return proxy;
   }
 
   public URI endpoint() {
@@ -145,8 +180,42 @@ public final class FaultProxy implements AutoCloseable {
   /** Removes every rule and plan; requests pass untouched from now on. */
   public FaultProxy heal() {
     rules.clear();
+    alterations.clear();
     byOrdinal = null;
     return this;
+  }
+
+  /** Signs altered requests with these credentials: those of the store behind the proxy. */
+  public FaultProxy signingWith(String accessKey, String secretKey, String region) {
+    signing = new String[] {accessKey, secretKey, region};
+    return this;
+  }
+
+  /** Alters every request that matches, from now on, until {@link #heal}. */
+  public FaultProxy alter(Predicate<Request> matches, Alteration alteration) {
+    alterations.add(new Altering(matches, alteration));
+    return this;
+  }
+
+  /** Requests altered so far. */
+  public int altered() {
+    return alteredCount.get();
+  }
+
+  private final AtomicInteger alteredCount = new AtomicInteger();
+
+  private Alteration alterationFor(Request request) {
+    for (Altering altering : alterations) {
+      if (altering.matches().test(request)) {
+        if (altering.alteration() instanceof Alteration.DropHeader drop
+            && !request.headers().containsKey(drop.name().toLowerCase(Locale.ROOT))) {
+          continue;
+        }
+        alteredCount.incrementAndGet();
+        return altering.alteration();
+      }
+    }
+    return null;
   }
 
   /** Faults injected so far. */
@@ -220,8 +289,25 @@ public final class FaultProxy implements AutoCloseable {
         if (fault == Fault.RESET_AFTER_STORE_ACTED) {
           answers.dropNextAnswer();
         }
-        toStore.write(head);
         long length = Long.parseLong(request.headers().getOrDefault("content-length", "0"));
+        Alteration alteration = fault == null ? alterationFor(request) : null;
+        if (alteration != null) {
+          byte[] body = fromClient.readNBytes((int) length);
+          if (alteration instanceof Alteration.FakeAnswer fake) {
+            answerEmpty(client, fake.status());
+            return;
+          }
+          if (alteration instanceof Alteration.DropHeader drop) {
+            byte[] resigned = RequestSigner.withoutHeader(request, body, drop.name(), signing);
+            toStore.write(resigned);
+            toStore.flush();
+            continue;
+          }
+          Alteration.RewriteAnswer rewrite = (Alteration.RewriteAnswer) alteration;
+          rewriteExchange(head, body, client, rewrite.body());
+          return;
+        }
+        toStore.write(head);
         copyExactly(fromClient, toStore, length);
         toStore.flush();
       }
@@ -336,6 +422,61 @@ public final class FaultProxy implements AutoCloseable {
     out.write(head.getBytes(StandardCharsets.ISO_8859_1));
     out.write(body);
     out.flush();
+  }
+
+  /** An answer made by the proxy, with no body; the connection closes after it. */
+  private static void answerEmpty(Socket client, int status) throws IOException {
+    String head =
+        "HTTP/1.1 " + status + " Altered\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    OutputStream out = client.getOutputStream();
+    out.write(head.getBytes(StandardCharsets.ISO_8859_1));
+    out.flush();
+  }
+
+  /**
+   * Sends one request to the store on a connection of its own, reads its whole answer (the store's
+   * XML answers carry a Content-Length) and gives the client the answer with its body rewritten;
+   * the client's connection closes after it.
+   */
+  private void rewriteExchange(
+      byte[] head, byte[] body, Socket client, java.util.function.UnaryOperator<String> rewrite)
+      throws IOException {
+    try (Socket store = new Socket()) {
+      store.connect(new InetSocketAddress(upstream.getHost(), upstream.getPort()), 10_000);
+      store.getOutputStream().write(head);
+      store.getOutputStream().write(body);
+      store.getOutputStream().flush();
+      InputStream in = new BufferedInputStream(store.getInputStream());
+      byte[] answerHead = readHead(in);
+      while (answerHead != null
+          && new String(answerHead, 0, 12, StandardCharsets.ISO_8859_1)
+              .startsWith("HTTP/1.1 100")) {
+        answerHead = readHead(in);
+      }
+      if (answerHead == null) {
+        reset(client);
+        return;
+      }
+      String[] lines = new String(answerHead, StandardCharsets.ISO_8859_1).split("\r\n");
+      long length = 0;
+      StringBuilder kept = new StringBuilder(lines[0]).append("\r\n");
+      for (int i = 1; i < lines.length; i++) {
+        String lower = lines[i].toLowerCase(Locale.ROOT);
+        if (lower.startsWith("content-length:")) {
+          length = Long.parseLong(lines[i].substring(lines[i].indexOf(':') + 1).trim());
+        } else if (!lower.startsWith("connection:") && !lines[i].isEmpty()) {
+          kept.append(lines[i]).append("\r\n");
+        }
+      }
+      String original = new String(in.readNBytes((int) length), StandardCharsets.UTF_8);
+      byte[] altered = rewrite.apply(original).getBytes(StandardCharsets.UTF_8);
+      kept.append("Content-Length: ").append(altered.length).append("\r\n");
+      kept.append("Connection: close\r\n\r\n");
+      OutputStream out = client.getOutputStream();
+      out.write(kept.toString().getBytes(StandardCharsets.ISO_8859_1));
+      out.write(altered);
+      out.flush();
+    }
   }
 
   private static void reset(Socket socket) {

@@ -139,6 +139,7 @@ public final class TestStores {
                   }
                 },
                 "writeonce-store-shutdown"));
+    StoreChecks.checkAtStart(store);
     return store;
   }
 }

@@ -2,6 +2,7 @@ package dev.writeonce.shim;
 
 import dev.writeonce.core.model.LoadPlan;
 import dev.writeonce.core.store.S3StoreGateway;
+import dev.writeonce.core.store.check.StoreTrust;
 import dev.writeonce.core.upload.OwnCreateFileBuilder;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -111,6 +112,7 @@ public class RenameShimFileSystem extends S3AFileSystem {
     if (!shim.enabled()) {
       return Optional.empty();
     }
+    requireTrustedStore(new Path(directory, "lock"), "insert lock on " + directory);
     return Optional.of(
         InsertLockHolder.acquireIn(
             shim.gateway,
@@ -333,7 +335,26 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   @Override
   public boolean rename(Path src, Path dst) throws IOException {
+    if (shims(src)) {
+      requireTrustedStore(dst, "rename of " + src);
+    }
     return shim.rename(src, dst);
+  }
+
+  /**
+   * Refuses to turn renames into completions on a store that ignores a condition the shim's records
+   * and locks rest on; the check runs once per store per process, its probes under the directory
+   * the caller writes to.
+   */
+  private void requireTrustedStore(Path target, String what) throws IOException {
+    Path qualified = makeQualified(target);
+    Path parent = qualified.getParent() == null ? qualified : qualified.getParent();
+    String key = pathToKey(parent);
+    StoreTrust.require(
+        this,
+        key.isEmpty() || key.endsWith("/") ? key : key + "/",
+        getConf(),
+        "the rename shim's " + what);
   }
 
   @Override

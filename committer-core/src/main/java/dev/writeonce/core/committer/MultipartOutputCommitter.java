@@ -15,6 +15,7 @@ import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.store.check.StoreTrust;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -213,6 +214,15 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
       context.getConfiguration().setBoolean(JOB_UUID_MADE_AT_SETUP, true);
     }
     setupUuid = uuid;
+    // Before the first record: a store that ignores a condition a guarantee rests on is refused.
+    // An in-memory store that tests give honours every condition by construction.
+    if (opener == S3A) {
+      StoreTrust.require(
+          outputPath.getFileSystem(conf),
+          destination.prefix(),
+          conf,
+          "job " + jobId + " on " + destination);
+    }
     UnfinishedJobs unfinished = new UnfinishedJobs(store(), destination, config);
     Optional<JobInspector.Report> report;
     try {
