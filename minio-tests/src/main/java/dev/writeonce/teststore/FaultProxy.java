@@ -459,16 +459,21 @@ public final class FaultProxy implements AutoCloseable {
       }
       String[] lines = new String(answerHead, StandardCharsets.ISO_8859_1).split("\r\n");
       long length = 0;
+      boolean chunked = false;
       StringBuilder kept = new StringBuilder(lines[0]).append("\r\n");
       for (int i = 1; i < lines.length; i++) {
         String lower = lines[i].toLowerCase(Locale.ROOT);
         if (lower.startsWith("content-length:")) {
           length = Long.parseLong(lines[i].substring(lines[i].indexOf(':') + 1).trim());
+        } else if (lower.startsWith("transfer-encoding:")) {
+          chunked = lower.contains("chunked");
         } else if (!lower.startsWith("connection:") && !lines[i].isEmpty()) {
           kept.append(lines[i]).append("\r\n");
         }
       }
-      String original = new String(in.readNBytes((int) length), StandardCharsets.UTF_8);
+      String original =
+          new String(
+              chunked ? readChunked(in) : in.readNBytes((int) length), StandardCharsets.UTF_8);
       byte[] altered = rewrite.apply(original).getBytes(StandardCharsets.UTF_8);
       kept.append("Content-Length: ").append(altered.length).append("\r\n");
       kept.append("Connection: close\r\n\r\n");
@@ -477,6 +482,37 @@ public final class FaultProxy implements AutoCloseable {
       out.write(altered);
       out.flush();
     }
+  }
+
+  /** A body sent with {@code Transfer-Encoding: chunked} (Ceph RGW's listings), decoded. */
+  private static byte[] readChunked(InputStream in) throws IOException {
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    while (true) {
+      String sizeLine = readLine(in);
+      int semicolon = sizeLine.indexOf(';');
+      int size =
+          Integer.parseInt(
+              (semicolon < 0 ? sizeLine : sizeLine.substring(0, semicolon)).trim(), 16);
+      if (size == 0) {
+        while (!readLine(in).isEmpty()) {
+          // trailers
+        }
+        return body.toByteArray();
+      }
+      body.write(in.readNBytes(size));
+      readLine(in);
+    }
+  }
+
+  private static String readLine(InputStream in) throws IOException {
+    ByteArrayOutputStream line = new ByteArrayOutputStream();
+    int b;
+    while ((b = in.read()) >= 0 && b != '\n') {
+      if (b != '\r') {
+        line.write(b);
+      }
+    }
+    return line.toString(StandardCharsets.ISO_8859_1);
   }
 
   private static void reset(Socket socket) {

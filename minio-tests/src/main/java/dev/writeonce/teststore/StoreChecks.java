@@ -14,6 +14,8 @@ import java.io.UncheckedIOException;
  */
 public final class StoreChecks {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StoreChecks.class);
+
   private StoreChecks() {}
 
   /** Checks the store in a bucket of its own and remembers the report for its endpoint. */
@@ -26,7 +28,7 @@ public final class StoreChecks {
     }
     StoreReport report =
         new StoreCheck(store.adminClient(), bucket, store.endpoint().toString(), "")
-            .run(line -> {});
+            .run(line -> LOG.info("{}: {}", store.name(), line));
     StoreTrust.remember(report);
     return report;
   }
