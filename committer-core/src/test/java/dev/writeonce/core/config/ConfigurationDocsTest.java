@@ -19,6 +19,8 @@ class ConfigurationDocsTest {
     List<String> keys = new ArrayList<>(ConfigurationKeys.of(CommitterConfig.class));
     keys.addAll(ConfigurationKeys.of(WriteonceCommitterFactory.class));
     keys.add(dev.writeonce.core.committer.MultipartOutputCommitter.JOB_UUID);
+    keys.add(dev.writeonce.core.store.check.StoreTrust.CHECK);
+    keys.add(dev.writeonce.core.store.check.StoreTrust.TRUST);
 
     assertThat(keys).contains(CommitterConfig.COMMIT_THREADS, WriteonceCommitterFactory.COMMITTER);
     for (String key : keys) {
