@@ -215,6 +215,27 @@ class StoreCheckIT {
     assertThat(view.keys("out/")).contains("out/_SUCCESS");
   }
 
+  @Test
+  void theShimRefusesToTurnARenameIntoCompletionsOnAStoreThatIgnoresIfNoneMatch() throws Exception {
+    proxy.alter(Request::isPutObject, new Alteration.DropHeader("If-None-Match"));
+    Configuration conf = throughProxy();
+    conf.set("fs.s3a.impl", "dev.writeonce.shim.RenameShimFileSystem");
+    store.emptyObjectSettings().forEach(conf::set);
+    org.apache.hadoop.fs.Path attempt =
+        new org.apache.hadoop.fs.Path(view.uri("out/_temporary/0/_temporary/attempt_1/part-0"));
+    FileSystem fs = attempt.getFileSystem(conf);
+    try (var out = fs.create(attempt)) {
+      out.write("row\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    assertThatThrownBy(
+            () -> fs.rename(attempt, new org.apache.hadoop.fs.Path(view.uri("out/part-0"))))
+        .isInstanceOf(UntrustedStoreException.class)
+        .hasMessageContaining("rename shim")
+        .hasMessageContaining(Capability.PUT_IF_NONE_MATCH.id());
+    assertThat(view.keys("out/part-")).as("nothing published").isEmpty();
+  }
+
   // ---- helpers ----
 
   private static Predicate<Request> listingOf(String dir) {

@@ -87,6 +87,7 @@ public final class StoreTrust {
   /** Forgets the report of one endpoint: the next write there checks again. */
   public static void forget(String endpoint) {
     CHECKED.remove(StoreCheck.normalized(endpoint));
+    LOGGED.remove(StoreCheck.normalized(endpoint));
   }
 
   /** Forgets every report of this process: the next write checks again. */
@@ -146,7 +147,7 @@ public final class StoreTrust {
     }
     LOG.info(
         "Store at {} ({}) checked with {} requests: {}",
-        report.endpoint(),
+        endpoint,
         report.server().isEmpty() ? "no Server header" : report.server(),
         report.requests(),
         String.join(
@@ -157,7 +158,7 @@ public final class StoreTrust {
     for (StoreReport.Finding finding : report.fallbacks()) {
       LOG.warn(
           "Store at {}: {} {} ({}): the library {}",
-          report.endpoint(),
+          endpoint,
           finding.capability().title(),
           finding.verdict().id(),
           finding.answer(),
