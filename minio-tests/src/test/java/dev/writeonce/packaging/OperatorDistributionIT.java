@@ -64,17 +64,21 @@ class OperatorDistributionIT {
     Result before = run(home, confDir, "inspect", destination.toString());
     Result recover = run(home, confDir, "recover", destination.toString());
     Result after = run(home, confDir, "inspect", destination.toString());
+    Result check = run(home, confDir, "check-store", destination.toString(), "--json");
 
     assertThat(help.exit()).as(help.err()).isZero();
-    assertThat(help.out()).contains("inspect", "recover", "purge");
+    assertThat(help.out()).contains("inspect", "recover", "purge", "check-store");
     assertThat(version.exit()).as(version.err()).isZero();
     assertThat(version.out()).contains(Distributions.version());
     assertThat(before.out()).as(before.err()).contains("job_dist_0001");
     assertThat(before.exit()).as("inspect finds a job that needs recover").isNotZero();
     assertThat(recover.exit()).as(recover.out() + recover.err()).isZero();
     assertThat(after.exit()).as(after.out() + after.err()).isZero();
+    assertThat(check.exit()).as(check.out() + check.err()).isZero();
+    assertThat(check.out()).contains("\"guaranteesHold\" : true", "\"put-if-none-match\"");
     BucketView view = new BucketView(store, bucket);
     assertThat(view.keys(destination.prefix())).containsAll(keys);
+    assertThat(view.keys(destination.prefix() + "_writeonce/check-")).as("probes removed").isEmpty();
     assertThat(view.openUploads(keys)).isEmpty();
   }
 
