@@ -6,6 +6,7 @@ import dev.writeonce.core.model.UploadPart;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.OpenUpload;
+import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.RequestCounters;
 import dev.writeonce.core.store.StoreGateway;
 import java.nio.ByteBuffer;
@@ -191,6 +192,13 @@ final class SimStore implements StoreGateway {
   @Override
   public Optional<byte[]> getObject(String key) throws StoreException {
     return call("GetObject " + key, () -> world.memory.getObject(key));
+  }
+
+  @Override
+  public Optional<PeekedObject> peekObject(
+      String key, int headBytes, java.util.function.Predicate<byte[]> wanted)
+      throws StoreException {
+    return call("GetObject " + key, () -> world.memory.peekObject(key, headBytes, wanted));
   }
 
   @Override

@@ -6,6 +6,7 @@ import dev.writeonce.core.model.UploadPart;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.OpenUpload;
+import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.RequestCounters;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreGateway;
@@ -203,6 +204,13 @@ public final class FaultInjectingStore implements StoreGateway {
   @Override
   public Optional<byte[]> getObject(String key) throws StoreException {
     return call(RequestType.GET_OBJECT, key, () -> delegate.getObject(key));
+  }
+
+  @Override
+  public Optional<PeekedObject> peekObject(
+      String key, int headBytes, java.util.function.Predicate<byte[]> wanted)
+      throws StoreException {
+    return call(RequestType.GET_OBJECT, key, () -> delegate.peekObject(key, headBytes, wanted));
   }
 
   @Override

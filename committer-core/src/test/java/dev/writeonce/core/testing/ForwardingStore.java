@@ -5,6 +5,7 @@ import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.OpenUpload;
+import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.RequestCounters;
 import dev.writeonce.core.store.StoreGateway;
 import java.nio.ByteBuffer;
@@ -73,6 +74,13 @@ public class ForwardingStore implements StoreGateway {
   @Override
   public Optional<byte[]> getObject(String key) throws StoreException {
     return delegate.getObject(key);
+  }
+
+  @Override
+  public Optional<PeekedObject> peekObject(
+      String key, int headBytes, java.util.function.Predicate<byte[]> wanted)
+      throws StoreException {
+    return delegate.peekObject(key, headBytes, wanted);
   }
 
   @Override

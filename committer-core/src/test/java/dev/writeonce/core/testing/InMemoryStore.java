@@ -7,6 +7,7 @@ import dev.writeonce.core.model.UploadPart;
 import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.OpenUpload;
+import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.RequestCounters;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreGateway;
@@ -195,6 +196,20 @@ public final class InMemoryStore implements StoreGateway {
   public Optional<byte[]> getObject(String key) {
     counters.increment(RequestType.GET_OBJECT);
     return Optional.ofNullable(objects.get(key)).map(o -> o.data().clone());
+  }
+
+  /** One GET, as the real gateway sends: the metadata, and the body when its head is wanted. */
+  @Override
+  public Optional<PeekedObject> peekObject(
+      String key, int headBytes, java.util.function.Predicate<byte[]> wanted) {
+    counters.increment(RequestType.GET_OBJECT);
+    StoredObject object = objects.get(key);
+    if (object == null) {
+      return Optional.empty();
+    }
+    byte[] head = java.util.Arrays.copyOf(object.data(), Math.min(object.data().length, headBytes));
+    return Optional.of(
+        new PeekedObject(info(key, object), wanted.test(head) ? object.data().clone() : null));
   }
 
   @Override
