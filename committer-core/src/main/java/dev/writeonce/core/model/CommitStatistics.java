@@ -30,6 +30,20 @@ public final class CommitStatistics {
   /** Diagnostic: the job's conflict mode. */
   public static final String CONFLICT_MODE = "writeonce.conflict-mode";
 
+  /**
+   * Diagnostic: the run id of the job's run, where the process that finished it knew it. The next
+   * job's {@code _SUCCESS} carries it into its {@link #FINISHED_JOBS} entry of this job.
+   */
+  public static final String RUN_UUID = "writeonce.job.uuid";
+
+  /**
+   * Diagnostic: the jobs that finished on the destination before this one, newest first ({@link
+   * SuccessData#finishedJobs}). A string, so that readers of Hadoop's SuccessData, which take
+   * diagnostics as a map of strings, read it as any other: entries {@code JOB/RUN/MILLIS} separated
+   * by single spaces, RUN empty where unknown.
+   */
+  public static final String FINISHED_JOBS = "writeonce.finished-jobs";
+
   /** Diagnostic: the job's destination. */
   public static final String DESTINATION = "writeonce.destination";
 
