@@ -50,7 +50,10 @@ final class PurgeCommand implements Callable<Integer> {
   /** The shim's records are small; anything larger is data, never read. */
   private static final long MAX_RECORD_BYTES = 4L << 20;
 
-  /** The markers finished jobs leave for the fence retention, at any depth below the prefix. */
+  /**
+   * The markers that earlier versions left for each finished job, kept for the fence retention, at
+   * any depth below the prefix. This version leaves none: {@code _SUCCESS} names the finished jobs.
+   */
   private static final Pattern FINISHED_MARKER =
       Pattern.compile("(^|/)" + Pattern.quote(JobLayout.RECORDS_DIR) + "finished/[^/]+\\.json$");
 
@@ -106,8 +109,8 @@ final class PurgeCommand implements Callable<Integer> {
       List<ObjectInfo> shimRecords = new ArrayList<>();
       Map<String, ObjectInfo> insertLocks = new HashMap<>();
       List<ObjectInfo> expiredMarkers = new ArrayList<>();
-      // A marker tells a restarted driver that its job finished: it goes only after the fence
-      // retention, whatever --older-than says.
+      // An earlier version's marker tells a restarted driver of that version that its job
+      // finished: it goes only after the fence retention, whatever --older-than says.
       long markerCutoff = Math.min(cutoff, now - access.config.fenceRetentionMillis());
       for (ObjectInfo object : everything) {
         Matcher records = RECORDS.matcher(object.key());
@@ -190,8 +193,8 @@ final class PurgeCommand implements Callable<Integer> {
   }
 
   /**
-   * Removes the markers of jobs that finished longer ago than the fence retention, each only while
-   * it is the object listed (If-Match): a marker written again meanwhile stays.
+   * Removes the finished-job markers of earlier versions that are older than the fence retention,
+   * each only while it is the object listed (If-Match): a marker written again meanwhile stays.
    */
   private void purgeFinishedMarkers(StoreAccess access, List<ObjectInfo> markers) throws Exception {
     output.root().put("finishedMarkers", markers.size());
@@ -201,7 +204,7 @@ final class PurgeCommand implements Callable<Integer> {
     say(
         "remove "
             + markers.size()
-            + " markers of jobs that finished longer ago than the fence retention ("
+            + " finished-job markers of earlier versions, older than the fence retention ("
             + CommitterConfig.FENCE_RETENTION
             + ")");
     if (!yes) {

@@ -135,7 +135,7 @@ class RestartedDriverTest {
 
     assertThat(memory.keys()).contains("table/part-m-00000", "table/part-m-00001");
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
   }
 
   @Test

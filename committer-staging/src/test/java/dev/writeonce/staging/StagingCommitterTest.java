@@ -150,8 +150,9 @@ class StagingCommitterTest {
     assertThat(content("table/sub/part-m-00000")).isEqualTo("data of sub/part-m-00000");
     assertThat(memory.openUploadIds()).isEmpty();
     assertThat(memory.keys())
-        .contains("table/_SUCCESS")
-        .noneMatch(k -> k.contains("_writeonce") && !k.contains("_writeonce/finished/"));
+        .as("the output and _SUCCESS, nothing else")
+        .containsExactly(
+            "table/_SUCCESS", "table/part-m-00000", "table/part-m-00001", "table/sub/part-m-00000");
   }
 
   @Test
@@ -205,7 +206,7 @@ class StagingCommitterTest {
             "table/part-m-00002-a",
             "table/part-m-00002-b");
     assertThat(memory.openUploadIds()).as("the superseded attempt's uploads aborted").isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
   }
 
   @Test
@@ -227,7 +228,7 @@ class StagingCommitterTest {
         .containsExactly(
             "table/day=1/part-0", "table/day=2/part-0", "table/day=2/part-1", "table/day=9/old");
     assertThat(memory.content("table/day=1/part-0")).isNotEqualTo(new byte[] {2});
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
   }
 
   @Test
@@ -383,7 +384,7 @@ class StagingCommitterTest {
         .hasMessageContaining("nothing of it is left");
     assertThat(snapshot()).isEqualTo(after);
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
   }
 
   @Test
@@ -439,7 +440,7 @@ class StagingCommitterTest {
     assertThat(dataKeys()).containsExactly("table/part-m-00000", "table/part-m-00001");
     assertThat(content("table/part-m-00001")).isEqualTo("data of part-m-00001");
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
   }
 
   @Test
@@ -540,7 +541,7 @@ class StagingCommitterTest {
 
     committer(job(), policy).commitJob(job());
     assertThat(dataKeys()).containsExactly("table/part-m-00000", "table/part-m-00001");
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
   }
 
   @Test
@@ -772,8 +773,7 @@ class StagingCommitterTest {
     committer(job(), policy).commitJob(job());
     Thread.sleep(600); // more than two renewal periods
 
-    assertThat(memory.keys())
-        .noneMatch(k -> k.contains("_writeonce") && !k.contains("_writeonce/finished/"));
+    assertThat(memory.keys()).containsExactly("table/_SUCCESS", "table/part-m-00000");
   }
 
   @Test
@@ -790,7 +790,7 @@ class StagingCommitterTest {
     assertThat(dataKeys()).containsExactly("table/part-m-00000");
     assertThat(memory.keys())
         .as("claim released")
-        .noneMatch(k -> k.contains("_writeonce") && !k.contains("_writeonce/finished/"));
+        .containsExactly("table/_SUCCESS", "table/part-m-00000");
   }
 
   @Test
@@ -835,8 +835,7 @@ class StagingCommitterTest {
     store.heal();
     new JobCommitEngine(store, CommitterConfig.from(conf), Destination.of(OUT.toString()))
         .resume(job.jobId());
-    assertThat(dataKeys()).containsExactly("table/part-m-00000", "table/part-m-00001");
     assertThat(memory.keys())
-        .noneMatch(k -> k.contains("_writeonce") && !k.contains("_writeonce/finished/"));
+        .containsExactly("table/_SUCCESS", "table/part-m-00000", "table/part-m-00001");
   }
 }

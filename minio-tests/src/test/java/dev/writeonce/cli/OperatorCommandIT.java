@@ -203,10 +203,11 @@ class OperatorCommandIT {
 
     assertThat(recover.exit()).as(recover.err()).isZero();
     assertThat(recover.out()).contains("job job_cli_0001 finished: 12 files");
-    assertThat(view.keysButFinishedMarkers(destination.prefix()))
-        .containsAll(keys)
-        .contains(destination.prefix() + "_SUCCESS")
-        .noneMatch(key -> key.contains("_writeonce/"));
+    List<String> outputAndSuccess = new ArrayList<>(keys);
+    outputAndSuccess.add(destination.prefix() + "_SUCCESS");
+    assertThat(view.keys(destination.prefix()))
+        .as("the output and _SUCCESS, nothing else")
+        .containsExactlyInAnyOrderElementsOf(outputAndSuccess);
     assertThat(view.openUploads(keys)).isEmpty();
     assertThat(traffic.requests(S3Api.COPY_OBJECT)).isZero();
     for (String key : keys) {
@@ -529,7 +530,7 @@ class OperatorCommandIT {
     taskCommitters[1].commitTask(tasks[1]);
     committer.apply(liveJob).commitJob(liveJob);
 
-    assertThat(view.keysButFinishedMarkers(destination.prefix()))
+    assertThat(view.keys(destination.prefix()))
         .containsAll(liveKeys)
         .containsAll(unfinishedKeys)
         .containsAll(finishedKeys)
@@ -612,15 +613,21 @@ class OperatorCommandIT {
   }
 
   /**
-   * The marker a finished job leaves stays for the fence retention, whatever --older-than says: it
-   * is what tells a restarted driver of that job not to run it again. Past the retention, purge
-   * removes it.
+   * Earlier versions left a marker under {@code _writeonce/finished/} for each finished job, which
+   * told a restarted driver of that job, during the fence retention, not to run it again. Purge
+   * removes such markers once the retention is over, whatever --older-than says.
    */
   @Test
-  void purgeRemovesAFinishedJobsMarkerOnlyOnceTheFenceRetentionIsOver() throws Exception {
+  void purgeRemovesAFinishedJobMarkerOfAnEarlierVersionOnlyOnceTheFenceRetentionIsOver()
+      throws Exception {
     Destination table = Destination.of(destination + "daily/");
-    String marker = new JobLayout(table).finishedMarkerKey("job_cli_0051");
-    new JobRecords(gateway, new JobLayout(table)).saveFinishedMarker("job_cli_0051", "run-1", 1L);
+    String marker = table.keyOf("_writeonce/finished/job_cli_0051.json");
+    gateway.putObject(
+        marker,
+        ("{\"format\":\"writeonce.job-finished\",\"version\":1,\"jobId\":\"job_cli_0051\","
+                + "\"uuid\":\"run-1\",\"finishedAtMillis\":1}")
+            .getBytes(StandardCharsets.UTF_8),
+        false);
 
     Result young = run("purge", "--older-than=0s", "--yes", "--json");
 

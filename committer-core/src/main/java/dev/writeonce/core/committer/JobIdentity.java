@@ -10,6 +10,7 @@ import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.JobRecord.State;
 import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.ErrorKind;
 import java.io.IOException;
@@ -58,7 +59,7 @@ final class JobIdentity {
       // committing, so a write of its manifest may still be in flight.
       throw earlierRun(jobId, "was aborted; its abort fence stands", null);
     }
-    if (retriedDriver && finishedEarlier(jobId)) {
+    if (retriedDriver && finishedEarlier(jobId, Optional.empty())) {
       // The earlier attempt finished the job and died after: running its tasks again would
       // publish the output twice.
       throw alreadyFinished(jobId);
@@ -214,7 +215,7 @@ final class JobIdentity {
    */
   JobRecord requireCommittable(String jobId, Optional<String> uuid) throws IOException {
     Optional<JobRecord> record = records.loadJobRecord(jobId);
-    if (record.isEmpty() && finishedEarlier(jobId)) {
+    if (record.isEmpty() && finishedEarlier(jobId, Optional.of(false))) {
       throw alreadyFinished(jobId);
     }
     if (record.isEmpty()) {
@@ -245,13 +246,33 @@ final class JobIdentity {
     return record.get();
   }
 
-  /** Whether the destination's _SUCCESS names the job: it finished, and its records are gone. */
-  private boolean finishedEarlier(String jobId) throws IOException {
+  /**
+   * Whether the destination's {@code _SUCCESS} says the job finished and its records are gone: it
+   * names the job as its own, or among the jobs that finished before its own while no record of the
+   * job id stands ({@link RestartedDriver#saysFinished}). One GET, and one more of the job record
+   * only when the history names the job and {@code recordStands} is not known.
+   */
+  private boolean finishedEarlier(String jobId, Optional<Boolean> recordStands) throws IOException {
+    Optional<SuccessData> success;
     try {
-      return records.loadSuccess().map(success -> success.jobId().equals(jobId)).orElse(false);
+      success = records.loadSuccess();
     } catch (dev.writeonce.core.errors.FormatException e) {
       return false;
     }
+    if (success.isEmpty() || !success.get().namesFinished(jobId)) {
+      return false;
+    }
+    boolean stands;
+    if (recordStands.isPresent()) {
+      stands = recordStands.get();
+    } else {
+      try {
+        stands = records.loadJobRecord(jobId).isPresent();
+      } catch (dev.writeonce.core.errors.FormatException e) {
+        stands = true; // a record stands, if one that cannot be read
+      }
+    }
+    return RestartedDriver.saysFinished(success.get(), jobId, stands);
   }
 
   private JobAlreadyFinishedException alreadyFinished(String jobId) {

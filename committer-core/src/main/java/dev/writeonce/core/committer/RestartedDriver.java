@@ -48,25 +48,19 @@ final class RestartedDriver {
                             && (job.state() == JobInspector.State.COMMITTED_UNFINISHED
                                 || job.state() == JobInspector.State.FINISHED));
     // Its records may be gone already (it finished, or another job or recover did): _SUCCESS
-    // tells, one GET where no job left records.
+    // tells, one GET where no job left records, by naming the job or, once a later job finished,
+    // among the jobs before that one.
     Optional<SuccessData> success;
     try {
       success = report.isPresent() ? report.get().success() : engine.records().loadSuccess();
     } catch (FormatException e) {
       success = Optional.empty();
     }
-    committed |= success.map(found -> found.jobId().equals(jobId)).orElse(false);
     boolean recorded =
         report.isPresent()
             && report.get().jobs().stream()
                 .anyMatch(job -> job.jobId().equals(jobId) && job.record() != null);
-    if (!committed && !recorded) {
-      // No job record of the id is left (intents of dead attempts may be), and _SUCCESS may name
-      // a later job: the marker a finished job leaves for the fence retention tells, one HEAD.
-      // While a job record of the id stands, it decides instead (a marker is then an earlier
-      // run's).
-      committed = engine.records().hasFinishedMarker(jobId);
-    }
+    committed |= success.isPresent() && saysFinished(success.get(), jobId, recorded);
     if (!committed && report.isPresent()) {
       fenceEarlierAttemptThatWasCommitting(jobId, report.get());
     }
@@ -79,6 +73,17 @@ final class RestartedDriver {
         jobId);
     engine.resume(jobId);
     throw finishedByEarlierAttempt(jobId);
+  }
+
+  /**
+   * Whether a {@code _SUCCESS} says the job finished: it names the job as its own, or, while no
+   * record of the job id stands, among the jobs that finished before its own. While a record of the
+   * id stands, that record decides instead: the entry in the history is then an earlier run's of
+   * the same job id, and this run's earlier attempt may have been committing, to be fenced. The one
+   * rule for a restarted driver's setup and for a commit that finds no record of its job.
+   */
+  static boolean saysFinished(SuccessData success, String jobId, boolean recordStands) {
+    return success.jobId().equals(jobId) || !recordStands && success.finishedEarlier(jobId);
   }
 
   /**

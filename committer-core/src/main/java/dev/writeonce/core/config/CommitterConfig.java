@@ -12,7 +12,8 @@ import org.apache.hadoop.conf.Configuration;
  * @param commitThreads threads that complete uploads in parallel at job commit
  * @param partSize bytes of each multipart part but the last
  * @param conflictMode what a job does about data already under its destination
- * @param conditionalManifestWrite write the job manifest with {@code If-None-Match: *}
+ * @param conditionalManifestWrite write the job manifest with {@code If-None-Match: *}, and {@code
+ *     _SUCCESS} only over the one the job read
  * @param successFileLimit how many file names {@code _SUCCESS} lists
  * @param taskUploadThreads threads that upload an attempt's files, as they close and at task commit
  * @param stagingDir local directory where staging committers' tasks write
@@ -92,7 +93,11 @@ public record CommitterConfig(
 
   /**
    * Write the job manifest with {@code If-None-Match: *}, so that two drivers committing the same
-   * job cannot both pass the commit point. Turn off only for a store that rejects the header.
+   * job cannot both pass the commit point, and {@code _SUCCESS} only over the one the job read
+   * ({@code If-Match}, or {@code If-None-Match: *} where there was none), so that two jobs
+   * finishing at once on one destination both stay in its history of finished jobs. Turn off only
+   * for a store that rejects the headers: two jobs finishing at once may then drop one's entry from
+   * that history.
    */
   public static final String CONDITIONAL_MANIFEST_WRITE = PREFIX + "manifest.conditional-write";
 

@@ -171,12 +171,8 @@ final class JobCleanup {
           retentionMillis);
     }
     if (last != null && (expired || releaseLast && !keepStrays)) {
-      if (!expired && lastKey.equals(layout.jobRecordKey(jobId))) {
-        // With the FINISHED record gone, only this marker tells a restarted driver of the job,
-        // once a later job's _SUCCESS names that job, that the job finished.
-        records.saveFinishedMarker(
-            jobId, finishedRun == null ? "unrecorded" : finishedRun, clock.getAsLong());
-      }
+      // With a finished job's record gone, _SUCCESS is what tells a restarted driver of the job
+      // that it finished: it names the job, or a later job's names it among the earlier ones.
       deleteOutcome(jobId, lastKey, lastEtagWritten);
     }
   }

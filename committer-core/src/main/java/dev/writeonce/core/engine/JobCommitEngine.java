@@ -379,9 +379,10 @@ public final class JobCommitEngine {
             records,
             layout,
             manifest,
+            record == null ? null : record.uuid(),
             config.successFileLimit(),
+            config.conditionalManifestWrite(),
             outcome,
-            store.counters().snapshot(),
             taskRequests,
             stageMillis,
             clock.getAsLong());

@@ -17,11 +17,16 @@ import java.util.regex.Pattern;
  * dest/_writeonce/jobs/JOB/chunks/RUN-N.json    for a large job, the parts of its manifest,
  *                                               written before it by one commit run
  * dest/_writeonce/fail-mode.claim              held by the one job committing in conflict mode fail
- * dest/_writeonce/finished/JOB.json             left when a finished job's records go, for the
- *                                               fence retention: a restarted driver of the job
- *                                               learns from it that the job finished
- * dest/_SUCCESS                                 written once the job is finished
+ * dest/_SUCCESS                                 written once the job is finished; it names the job
+ *                                               and the last jobs that finished before it
  * </pre>
+ *
+ * <p>A finished job leaves nothing under {@code _writeonce/}: its records go once it is finished,
+ * and the destination holds its output and {@code _SUCCESS}, as after Hadoop's committers. What a
+ * restarted driver must know of a finished job once its records are gone, that it finished, is in
+ * {@code _SUCCESS}. An aborted job's fence, and the intents of attempts that may still be
+ * uploading, stay for the fence retention. Earlier versions left {@code
+ * _writeonce/finished/JOB.json} for each finished job; {@code writeonce purge} removes those.
  */
 public final class JobLayout {
 
@@ -106,19 +111,6 @@ public final class JobLayout {
   /** The claim of the job committing in conflict mode fail, while it commits. */
   public String failModeClaimKey() {
     return recordsPrefix() + "fail-mode.claim";
-  }
-
-  /** The prefix of the finished-job markers. */
-  public String finishedPrefix() {
-    return recordsPrefix() + "finished/";
-  }
-
-  /**
-   * The marker a finished job leaves when its records are removed. Outside {@code jobs/}, so that
-   * the job setups that follow still find no unfinished job with one LIST of at most one key.
-   */
-  public String finishedMarkerKey(String jobId) {
-    return finishedPrefix() + checkName("job id", jobId) + ".json";
   }
 
   public String successKey() {

@@ -206,24 +206,6 @@ public final class JobRecords {
     JobLease.release(store, layout, jobId);
   }
 
-  /**
-   * Leaves the marker that says the job finished, before its last record goes: one PUT. It is what
-   * tells a restarted driver of the job, once the job's records are gone and a later job's {@code
-   * _SUCCESS} names that job, that its earlier attempt's job finished and must not run again.
-   */
-  public void saveFinishedMarker(String jobId, String runUuid, long finishedAtMillis)
-      throws StoreException {
-    store.putObject(
-        layout.finishedMarkerKey(jobId),
-        JobRecordFormat.finishedToJson(jobId, runUuid, finishedAtMillis),
-        false);
-  }
-
-  /** Whether a finished-job marker of the job id stands: one HEAD. */
-  public boolean hasFinishedMarker(String jobId) throws StoreException {
-    return store.headObject(layout.finishedMarkerKey(jobId)).isPresent();
-  }
-
   /** The fail-mode claim on the destination, or empty when no job holds it. */
   public Optional<DestinationClaim> loadFailModeClaim() throws StoreException, FormatException {
     String key = layout.failModeClaimKey();

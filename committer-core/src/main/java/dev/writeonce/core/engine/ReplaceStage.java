@@ -15,8 +15,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Replace mode in two halves: before the commit point, list what the job replaces and record it in
- * the manifest; after it, delete exactly what was recorded. Objects the job writes itself, and this
- * library's records, are never listed for deletion.
+ * the manifest; after it, delete exactly what was recorded. Objects the job writes itself, this
+ * library's records and the destination's {@code _SUCCESS} are never listed for deletion: the job
+ * replaces {@code _SUCCESS} itself, carrying over the history of earlier jobs that it holds.
  */
 final class ReplaceStage {
 
@@ -36,6 +37,7 @@ final class ReplaceStage {
       throws IOException {
     Destination destination = layout.destination();
     Set<String> deletes = new TreeSet<>();
+    String successKey = layout.successKey();
     for (String prefix : prefixes) {
       if (!prefix.startsWith(destination.prefix())) {
         throw new IllegalArgumentException(
@@ -43,7 +45,7 @@ final class ReplaceStage {
       }
       for (ObjectInfo object : store.listObjects(prefix)) {
         String key = object.key();
-        if (destination.contains(key) && !layout.isRecord(key)) {
+        if (destination.contains(key) && !layout.isRecord(key) && !key.equals(successKey)) {
           deletes.add(key);
         }
       }

@@ -9,8 +9,7 @@ import dev.writeonce.core.model.JobRecord;
 /**
  * JSON of the job record ({@code writeonce.job}, version 1), and of the abort fence ({@code
  * writeonce.job-abort}, version 1): the small object an abort creates, conditionally, at the key of
- * the job manifest, so that a manifest write still in flight can no longer land; and of the
- * finished-job marker ({@code writeonce.job-finished}, version 1).
+ * the job manifest, so that a manifest write still in flight can no longer land.
  */
 public final class JobRecordFormat {
 
@@ -18,8 +17,6 @@ public final class JobRecordFormat {
   public static final int VERSION = 1;
   public static final String ABORT_FORMAT = "writeonce.job-abort";
   public static final int ABORT_VERSION = 1;
-  public static final String FINISHED_FORMAT = "writeonce.job-finished";
-  public static final int FINISHED_VERSION = 1;
   public static final String CLAIM_FORMAT = "writeonce.fail-mode-claim";
   public static final int CLAIM_VERSION = 1;
   public static final String LEASE_FORMAT = "writeonce.job-lease";
@@ -77,20 +74,6 @@ public final class JobRecordFormat {
           out.writeNumberField("version", ABORT_VERSION);
           out.writeStringField("jobId", jobId);
           out.writeNumberField("abortedAtMillis", abortedAtMillis);
-          out.writeEndObject();
-        });
-  }
-
-  /** The marker a finished job leaves for the fence retention when its records are removed. */
-  public static byte[] finishedToJson(String jobId, String runUuid, long finishedAtMillis) {
-    return Json.write(
-        out -> {
-          out.writeStartObject();
-          out.writeStringField("format", FINISHED_FORMAT);
-          out.writeNumberField("version", FINISHED_VERSION);
-          out.writeStringField("jobId", jobId);
-          out.writeStringField("uuid", runUuid);
-          out.writeNumberField("finishedAtMillis", finishedAtMillis);
           out.writeEndObject();
         });
   }

@@ -80,7 +80,7 @@ class ChunkedJobManifestTest {
     assertThat(outputKeys()).hasSize(files);
     outputKeys().forEach(key -> assertThat(memory.content(key)).isEqualTo(contentOf(key)));
     assertThat(memory.openUploadIds()).isEmpty();
-    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/jobs/"));
+    assertThat(memory.keys()).noneMatch(k -> k.contains("_writeonce/"));
   }
 
   @Test
@@ -94,11 +94,11 @@ class ChunkedJobManifestTest {
     assertThat(result.completed()).isEqualTo(35);
     assertEveryFilePublished(35);
     assertThat(sent.get(RequestType.COMPLETE_UPLOAD)).isEqualTo(35);
-    // 4 chunks of at most 10, the manifest, _SUCCESS, the job record marked finished and the
-    // finished-job marker
-    assertThat(sent.get(RequestType.PUT_OBJECT)).isEqualTo(8);
-    // each chunk read to complete it, and again for the names _SUCCESS lists (at most 100)
-    assertThat(sent.get(RequestType.GET_OBJECT)).isEqualTo(8);
+    // 4 chunks of at most 10, the manifest, _SUCCESS and the job record marked finished
+    assertThat(sent.get(RequestType.PUT_OBJECT)).isEqualTo(7);
+    // each chunk read to complete it, and again for the names _SUCCESS lists (at most 100); the
+    // _SUCCESS it replaces
+    assertThat(sent.get(RequestType.GET_OBJECT)).isEqualTo(9);
     assertThat(sent.get(RequestType.HEAD_OBJECT)).isZero();
     assertThat(result.success().filenames()).hasSize(35);
   }
@@ -117,8 +117,8 @@ class ChunkedJobManifestTest {
     var before = memory.counters().snapshot();
     engine().resume(JOB).orElseThrow();
     assertThat(memory.counters().since(before).get(RequestType.GET_OBJECT))
-        .as("job record and manifest only")
-        .isEqualTo(2);
+        .as("job record, manifest and the _SUCCESS it replaces only")
+        .isEqualTo(3);
     assertEveryFilePublished(10);
   }
 
@@ -243,8 +243,9 @@ class ChunkedJobManifestTest {
     var sent = memory.counters().since(before);
 
     assertThat(result.files()).isEqualTo(36);
-    // 12 task manifests, 4 chunks to complete and 4 more for _SUCCESS's names
-    assertThat(sent.get(RequestType.GET_OBJECT)).isEqualTo(20);
+    // 12 task manifests, 4 chunks to complete and 4 more for _SUCCESS's names, and the _SUCCESS
+    // it replaces
+    assertThat(sent.get(RequestType.GET_OBJECT)).isEqualTo(21);
     assertEveryFilePublished(36);
   }
 

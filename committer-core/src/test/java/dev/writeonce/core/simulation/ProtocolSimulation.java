@@ -5,17 +5,22 @@ import dev.writeonce.core.engine.JobCommitEngine;
 import dev.writeonce.core.engine.JobInspector;
 import dev.writeonce.core.engine.JobLayout;
 import dev.writeonce.core.errors.CommitStateUnknownException;
+import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.errors.JobCommittedException;
+import dev.writeonce.core.json.SuccessDataFormat;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.SuccessData;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapreduce.JobContext;
@@ -548,18 +553,14 @@ final class ProtocolSimulation {
     if (!world.memory.openUploadIds().isEmpty()) {
       world.violation("uploads left open after recovery: " + world.memory.openUploadIds());
     }
-    // What may stay for the retention: an abort fence, or a finished job's record or marker, and
-    // the intents of attempts that may still have been uploading; nothing else.
+    // What may stay for the retention: an abort fence, or a finished job's record, and the
+    // intents of attempts that may still have been uploading; nothing else.
     Map<String, List<String>> leftByJob = new TreeMap<>();
     for (String key : world.memory.keys()) {
       int jobs = key.indexOf("/_writeonce/jobs/");
       if (jobs >= 0) {
         String dir = key.substring(0, key.indexOf('/', jobs + "/_writeonce/jobs/".length()) + 1);
         leftByJob.computeIfAbsent(dir, d -> new ArrayList<>()).add(key);
-      } else if (key.contains("/_writeonce/finished/")) {
-        if (!isFinishedMarkerOfACommittedJob(key)) {
-          world.violation("finished-job marker of a job that never committed: " + key);
-        }
       } else if (key.contains("/_writeonce/") && !key.endsWith("fail-mode.claim")) {
         world.violation("record left after recovery: " + key);
       }
@@ -578,6 +579,7 @@ final class ProtocolSimulation {
             }
           }
         });
+    checkSuccessNamesEveryCommittedJob();
     Map<String, byte[]> expected = new TreeMap<>();
     for (int d = 0; d < DESTINATIONS.length; d++) {
       if (plan.oldData()[d]) {
@@ -672,11 +674,45 @@ final class ProtocolSimulation {
     }
   }
 
-  /** A marker at {@code .../_writeonce/finished/JOB.json} whose job some commit took. */
-  private boolean isFinishedMarkerOfACommittedJob(String key) {
-    String name = key.substring(key.lastIndexOf('/') + 1);
-    String jobId = name.endsWith(".json") ? name.substring(0, name.length() - 5) : name;
-    return world.committed.stream().anyMatch(manifest -> manifest.jobId().equals(jobId));
+  /**
+   * What a restarted driver relies on once its job's records are gone: each destination's {@code
+   * _SUCCESS} names, as its own job or in its history, exactly the jobs that committed there. Never
+   * a job that did not commit (its restart would be refused as finished with nothing published),
+   * and never fewer (a finished job missing from it, because two jobs finishing at once dropped its
+   * entry or a replace job deleted the marker, would be run again by its restarted driver). The
+   * simulation's few jobs stay far below the history's bound.
+   */
+  private void checkSuccessNamesEveryCommittedJob() {
+    for (Destination destination : DESTINATIONS) {
+      String key = destination.keyOf("_SUCCESS");
+      Set<String> committedHere = new TreeSet<>();
+      for (JobManifest manifest : world.committed) {
+        if (manifest.destination().equals(destination)) {
+          committedHere.add(manifest.jobId());
+        }
+      }
+      byte[] content = world.memory.content(key);
+      if (content == null) {
+        if (!committedHere.isEmpty()) {
+          world.violation("no " + key + ", though jobs " + committedHere + " committed there");
+        }
+        continue;
+      }
+      SuccessData success;
+      try {
+        success = SuccessDataFormat.fromJson(content, key);
+      } catch (FormatException e) {
+        world.violation(key + " cannot be read: " + e.getMessage());
+        continue;
+      }
+      Set<String> named = new TreeSet<>();
+      named.add(success.jobId());
+      success.finishedJobs().forEach(earlier -> named.add(earlier.jobId()));
+      if (!named.equals(committedHere)) {
+        world.violation(
+            key + " names jobs " + named + ", but the jobs committed there are " + committedHere);
+      }
+    }
   }
 
   private static byte[] bytes(String text) {

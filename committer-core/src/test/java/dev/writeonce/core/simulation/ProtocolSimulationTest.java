@@ -465,8 +465,9 @@ class ProtocolSimulationTest {
    * Seed 60082060: a driver crashed after its commit point; a replace job's setup finished the job
    * and removed its records, and the replace job's _SUCCESS then named itself. The restarted
    * application master found nothing that said its job had finished and ran it again, publishing
-   * its rows beside the replace job's. A finished job now leaves a marker for the fence retention.
-   * (The crash is at request 18 here, where it was 16 before the marker's PUT was added.)
+   * its rows beside the replace job's. {@code _SUCCESS} now names the jobs that finished before its
+   * own, and the restart finds its job there. (The crash is at request 18 here, the driver's read
+   * of the {@code _SUCCESS} it was about to replace.)
    */
   @Test
   void aRestartedDriverNeverRunsAgainAJobThatAnotherProcessFinishedAndALaterJobReplaced()

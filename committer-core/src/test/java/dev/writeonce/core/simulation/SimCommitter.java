@@ -4,6 +4,7 @@ import dev.writeonce.core.committer.ConflictPolicy;
 import dev.writeonce.core.committer.MultipartOutputCommitter;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
+import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -18,18 +19,19 @@ import org.apache.hadoop.mapreduce.TaskAttemptContext;
 /**
  * A committer whose tasks keep their output in memory and upload it at task commit, as the staging
  * committer does from local disk: everything else is the library's own committer lifecycle and
- * engine.
+ * engine. The simulation drives it, and unit tests of the committer lifecycle use it over any
+ * store.
  */
-final class SimCommitter extends MultipartOutputCommitter {
+public final class SimCommitter extends MultipartOutputCommitter {
 
   /** Each attempt's output, by attempt id, then by path relative to the destination. */
-  static final class LocalFiles {
-    final Map<String, Map<String, byte[]>> byAttempt = new ConcurrentHashMap<>();
+  public static final class LocalFiles {
+    public final Map<String, Map<String, byte[]>> byAttempt = new ConcurrentHashMap<>();
   }
 
   private final LocalFiles files;
 
-  SimCommitter(Path output, JobContext context, SimStore store, LocalFiles files)
+  public SimCommitter(Path output, JobContext context, StoreGateway store, LocalFiles files)
       throws IOException {
     super("sim", output, context, ConflictPolicy.directory(), (path, conf) -> store);
     this.files = files;
