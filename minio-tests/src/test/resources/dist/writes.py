@@ -70,9 +70,8 @@ def check_output(spark, committer, uri):
     data = [k for k in keys if k.endswith(".parquet")]
     other = [k for k in keys if not k.endswith(".parquet")]
     print("  objects: %d parquet, others: %s" % (len(data), other), flush=True)
-    # A finished job leaves only its marker under _writeonce/finished/, for the fence retention.
     leftovers = [k for k in keys if "_temporary" in k or "__magic" in k or ".spark-staging" in k
-                 or ("_writeonce" in k and "_writeonce/finished/" not in k)]
+                 or "_writeonce" in k]
     check(not leftovers, "no temporary objects left (%s)" % leftovers)
     success = read_text(spark, uri + "/_SUCCESS")
     if committer in ("directory", "partitioned", "magic"):

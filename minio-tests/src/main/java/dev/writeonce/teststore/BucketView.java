@@ -27,14 +27,6 @@ public final class BucketView {
     return "s3a://" + bucket + "/" + path;
   }
 
-  /**
-   * The keys under a prefix but the markers that finished jobs leave for the fence retention
-   * ({@code _writeonce/finished/}): what a finished job's cleanup must have removed.
-   */
-  public List<String> keysButFinishedMarkers(String prefix) {
-    return keys(prefix).stream().filter(key -> !key.contains("_writeonce/finished/")).toList();
-  }
-
   public List<String> keys(String prefix) {
     return store
         .adminClient()

@@ -195,7 +195,11 @@ class CrashRecoveryIT implements StoreLifecycle {
     }
     assertThat(view.openUploads(expected)).as("open uploads of the job").isEmpty();
     if (point.committed) {
-      assertThat(view.keysButFinishedMarkers("out/_writeonce/")).as("records left").isEmpty();
+      List<String> outputAndSuccess = new ArrayList<>(expected);
+      outputAndSuccess.add("out/_SUCCESS");
+      assertThat(view.keys("out/"))
+          .as("the output and _SUCCESS, nothing else")
+          .containsExactlyInAnyOrderElementsOf(outputAndSuccess);
     } else {
       // Recovery aborted the job: its abort fence stands for the retention, nothing else.
       assertThat(view.keys("out/_writeonce/"))

@@ -96,7 +96,7 @@ class StoreFaultIT {
       assertThat(view.read(expectedKeys().get(task))).isEqualTo(CommitCrashDriver.content(task));
     }
     assertThat(view.openUploads(expectedKeys())).isEmpty();
-    assertThat(view.keysButFinishedMarkers("out/_writeonce/")).isEmpty();
+    assertThat(view.keys("out/_writeonce/")).isEmpty();
   }
 
   private String recover(String... more) {

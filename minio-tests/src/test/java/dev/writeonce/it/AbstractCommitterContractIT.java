@@ -78,9 +78,8 @@ abstract class AbstractCommitterContractIT {
   /**
    * Per job: FileOutputFormat's output check (HEAD + LIST), the LIST for unfinished jobs and the
    * PUT of the job record at setup, the GET and PUT (committing) of the job record and the LIST of
-   * task manifests at commit, the PUT of the job manifest, of _SUCCESS and of the job record
-   * (finished), the LIST and two DeleteObjects of the job's records, and the PUT of the
-   * finished-job marker.
+   * task manifests at commit, the PUT of the job manifest, the GET and PUT of _SUCCESS, the PUT of
+   * the job record (finished), the LIST and two DeleteObjects of the job's records.
    */
   static final int REQUESTS_PER_JOB = 15;
 
@@ -166,8 +165,11 @@ abstract class AbstractCommitterContractIT {
         .isLessThanOrEqualTo(REQUESTS_PER_FILE * 8L + REQUESTS_PER_TASK * 8L + REQUESTS_PER_JOB);
     assertThat(traffic.bytesReceived()).isGreaterThanOrEqualTo(outputBytes);
     assertThat(view.openUploads(outputs)).isEmpty();
-    assertThat(view.keysButFinishedMarkers("out/_writeonce/")).isEmpty();
-    assertThat(view.keys("out/_writeonce/finished/")).as("the finished-job marker").hasSize(1);
+    List<String> outputAndSuccess = new ArrayList<>(outputs);
+    outputAndSuccess.add("out/_SUCCESS");
+    assertThat(view.keys("out/"))
+        .as("the output and _SUCCESS, nothing else")
+        .containsExactlyInAnyOrderElementsOf(outputAndSuccess);
 
     SuccessData success =
         SuccessDataFormat.fromJson(
@@ -238,6 +240,59 @@ abstract class AbstractCommitterContractIT {
     assertThat(view.openUploads(List.of("out/part-m-00000"))).isEmpty();
   }
 
+  /** Sets a job up, commits one task that writes one file, and commits the job. */
+  private void runOneTaskJob(Configuration conf, JobID id, String name, String text)
+      throws IOException {
+    JobContext job = new JobContextImpl(conf, id);
+    TaskAttemptContext context =
+        new TaskAttemptContextImpl(
+            conf, new TaskAttemptID(id.getJtIdentifier(), id.getId(), TaskType.MAP, 0, 0));
+    committer(conf, context).setupJob(job);
+    PathOutputCommitter committer = committer(conf, context);
+    committer.setupTask(context);
+    writeOutput(context, committer, name, text);
+    committer.commitTask(context);
+    committer(conf, context).commitJob(job);
+  }
+
+  /**
+   * A restarted application master whose earlier attempt finished the job: its records are gone
+   * and a later job's _SUCCESS names the later job, which names this one among the jobs before it.
+   * The restart is refused as already finished and writes nothing.
+   */
+  @Test
+  void aRestartedApplicationMasterWhoseJobFinishedBeforeALaterJobIsRefusedAsFinished()
+      throws Exception {
+    runOneTaskJob(protocolConf(), jobId, "part-m-00000", "first job\n");
+    JobID later = new JobID("2026112201", 4);
+    runOneTaskJob(protocolConf(), later, "part-m-00001", "later job\n");
+    List<String> before = view.keys("out/");
+    assertThat(before)
+        .as("the output and _SUCCESS, nothing else")
+        .containsExactly("out/_SUCCESS", "out/part-m-00000", "out/part-m-00001");
+    SuccessData success =
+        SuccessDataFormat.fromJson(
+            view.read("out/_SUCCESS").getBytes(StandardCharsets.UTF_8), "_SUCCESS");
+    assertThat(success.jobId()).isEqualTo(later.toString());
+    assertThat(success.finishedJobs())
+        .extracting(dev.writeonce.core.model.FinishedJob::jobId)
+        .containsExactly(jobId.toString());
+
+    Configuration conf = protocolConf();
+    conf.setInt("mapreduce.job.application.attempt.id", 1);
+    JobContext restarted = new JobContextImpl(conf, jobId);
+    Traffic start = store().meter().read();
+    assertThatThrownBy(() -> committer(conf, attempt(conf, 0, 1)).setupJob(restarted))
+        .isInstanceOf(dev.writeonce.core.errors.JobAlreadyFinishedException.class);
+    Traffic restart = store().meter().read().minus(start);
+
+    assertThat(restart.requests(S3Api.PUT_OBJECT)).isZero();
+    assertThat(restart.requests(S3Api.CREATE_MULTIPART_UPLOAD)).isZero();
+    assertThat(restart.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isZero();
+    assertThat(view.keys("out/")).isEqualTo(before);
+    assertThat(view.read("out/part-m-00000")).isEqualTo("first job\n");
+  }
+
   @Test
   void aNewJobFailsOnACommittedButUnfinishedJobOrFinishesItFirstWhenConfigured() throws Exception {
     Destination out = Destination.of(view.uri("out/"));
@@ -284,7 +339,7 @@ abstract class AbstractCommitterContractIT {
 
     assertThat(view.keys("out/")).containsAll(earlier).contains("out/part-m-00000");
     assertThat(view.openUploads(earlier)).isEmpty();
-    assertThat(view.keysButFinishedMarkers("out/_writeonce/")).isEmpty();
+    assertThat(view.keys("out/_writeonce/")).isEmpty();
   }
 
   @Test

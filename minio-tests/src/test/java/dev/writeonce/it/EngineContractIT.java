@@ -153,11 +153,11 @@ class EngineContractIT {
         .toList();
   }
 
-  private List<String> recordsLeft() throws IOException {
-    // The finished-job markers stay for the fence retention by design.
-    return gateway.listObjects(dest.keyOf("_writeonce/")).stream()
+  /** Everything under the destination but the job's output: after a finished job, _SUCCESS. */
+  private List<String> allButOutput() throws IOException {
+    return gateway.listObjects(dest.prefix()).stream()
         .map(ObjectInfo::key)
-        .filter(key -> !key.contains("_writeonce/finished/"))
+        .filter(k -> !k.contains("/part-"))
         .toList();
   }
 
@@ -203,7 +203,7 @@ class EngineContractIT {
   }
 
   @Test
-  void thousandPendingUploadsCommitWithOneCompletionEachAndNoCopyOrGet() throws Exception {
+  void thousandPendingUploadsCommitWithOneCompletionEachAndNoCopyOrDataGet() throws Exception {
     String jobId = "job_commit_1000";
     List<TaskManifest> tasks = writeTasks(jobId, TASKS, FILES_PER_TASK);
     assertThat(visibleOutput()).as("nothing visible before the commit").isEmpty();
@@ -216,15 +216,17 @@ class EngineContractIT {
     assertThat(result.files()).isEqualTo(FILES);
     assertThat(commit.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(FILES);
     assertThat(commit.requests(S3Api.COPY_OBJECT)).isZero();
-    assertThat(commit.requests(S3Api.GET_OBJECT)).isZero();
     assertThat(commit.requests(S3Api.UPLOAD_PART)).isZero();
-    // Per job, not per file: the PUTs of the manifest, _SUCCESS, the finished record and the
-    // finished-job marker; one LIST, one bulk DELETE of records and the DELETE of the job record.
+    // Per job, not per file: the PUTs of the manifest, _SUCCESS and the finished record; the GET
+    // of the _SUCCESS it replaces, none of data; one LIST, one bulk DELETE of records and the
+    // DELETE of the job record.
+    assertThat(commit.requests(S3Api.PUT_OBJECT)).isEqualTo(3);
+    assertThat(commit.requests(S3Api.GET_OBJECT)).isEqualTo(1);
     assertThat(commit.totalRequests()).isLessThanOrEqualTo(FILES + 7L);
     assertThat(visibleOutput()).hasSize(FILES);
     assertEveryFileReadsBack(tasks);
     assertThat(openUploads(tasks)).isEmpty();
-    assertThat(recordsLeft()).isEmpty();
+    assertThat(allButOutput()).containsExactly(dest.keyOf("_SUCCESS"));
     assertThat(gateway.getObject(dest.keyOf("_SUCCESS"))).isPresent();
   }
 
@@ -251,7 +253,7 @@ class EngineContractIT {
     assertThat(visibleOutput()).hasSize(FILES);
     assertEveryFileReadsBack(tasks);
     assertThat(openUploads(tasks)).isEmpty();
-    assertThat(recordsLeft()).isEmpty();
+    assertThat(allButOutput()).containsExactly(dest.keyOf("_SUCCESS"));
   }
 
   @Test
@@ -295,7 +297,7 @@ class EngineContractIT {
     assertThat(visibleOutput()).hasSize(FILES);
     assertEveryFileReadsBack(tasks);
     assertThat(openUploads(tasks)).isEmpty();
-    assertThat(recordsLeft()).isEmpty();
+    assertThat(allButOutput()).containsExactly(dest.keyOf("_SUCCESS"));
   }
 
   @Test

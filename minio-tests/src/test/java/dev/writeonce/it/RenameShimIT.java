@@ -620,7 +620,7 @@ class RenameShimIT {
     for (String key : keys) {
       assertThat(view.read(key)).isEqualTo(key.substring("out/".length()) + "\n");
     }
-    assertThat(view.keysButFinishedMarkers("out/_temporary")).isEmpty();
+    assertThat(view.keys("out/_temporary")).isEmpty();
     assertThat(view.keys("out/_SUCCESS")).hasSize(1);
     assertNoOpenUploads(classic.bucket(), keys);
   }
@@ -739,7 +739,7 @@ class RenameShimIT {
     assertThat(view.keys(lost)).isEmpty();
 
     classic.committer().abortJob(classic.job(), org.apache.hadoop.mapreduce.JobStatus.State.FAILED);
-    assertThat(view.keysButFinishedMarkers("out/_temporary")).isEmpty();
+    assertThat(view.keys("out/_temporary")).isEmpty();
     assertNoOpenUploads(classic.bucket(), keys);
     // The next job on the same destination commits: the failure ended with the tree.
     ClassicJob next =
@@ -780,7 +780,7 @@ class RenameShimIT {
       List<String> dataKeys =
           view.keys("out/p=").stream().filter(key -> !key.endsWith("/")).toList();
       assertThat(dataKeys).containsExactlyInAnyOrderElementsOf(keys);
-      assertThat(view.keysButFinishedMarkers("out/_temporary")).isEmpty();
+      assertThat(view.keys("out/_temporary")).isEmpty();
       assertNoOpenUploads(classic.bucket(), keys);
     } finally {
       pool.shutdownNow();

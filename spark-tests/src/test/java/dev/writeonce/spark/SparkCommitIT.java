@@ -113,18 +113,18 @@ class SparkCommitIT implements StoreLifecycle {
         List<String> files = dataFiles(dir);
         assertThat(files).as("%s %s files", format, committer).hasSize(4);
         assertThat(write.requests(S3Api.COPY_OBJECT)).isZero();
-        // Spark checks the output path once (HEAD); job setup reads the commit point once and
-        // the commit the job record once (RGW counts HEAD as a GET): no room for a data GET on
-        // either store.
+        // Spark checks the output path once (HEAD); job setup reads the commit point once, the
+        // commit the job record and the _SUCCESS it replaces once each (RGW counts HEAD as a
+        // GET): no room for a data GET on either store.
         assertThat(write.requests(S3Api.GET_OBJECT) + write.requests(S3Api.HEAD_OBJECT))
-            .isLessThanOrEqualTo(3);
+            .isLessThanOrEqualTo(4);
         assertThat(write.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(files.size());
         // Per file: create, part, complete. Per task: the intent PUT of the directory committer
         // (the magic committer sends none); one file per task here. Per job: Spark's check of
         // the output path (HEAD, LIST), the check for unfinished jobs (LIST), the job record
         // (PUT and a GET of the commit point at setup; GET and PUT at commit; PUT when
-        // finished), the job manifest and _SUCCESS (2 PUT), cleanup (LIST, 2 DELETE, and the
-        // PUT of the finished-job marker).
+        // finished), the job manifest (PUT), _SUCCESS (GET of the one it replaces, PUT),
+        // cleanup (LIST, 2 DELETE).
         assertThat(write.totalRequests()).isLessThanOrEqualTo(4L * files.size() + 15);
         assertThat(view.openUploads(files)).isEmpty();
         Dataset<Row> back =
@@ -164,13 +164,9 @@ class SparkCommitIT implements StoreLifecycle {
       assertThat(overwrite.requests(S3Api.COPY_OBJECT)).isZero();
       Map<String, String> after = view.etags(dir);
       Map<String, String> untouchedBefore = new TreeMap<>(before);
-      untouchedBefore
-          .keySet()
-          .removeIf(k -> k.matches(".*/p=[123]/.*") || k.endsWith("_SUCCESS") || isRecord(k));
+      untouchedBefore.keySet().removeIf(k -> k.matches(".*/p=[123]/.*") || k.endsWith("_SUCCESS"));
       Map<String, String> untouchedAfter = new TreeMap<>(after);
-      untouchedAfter
-          .keySet()
-          .removeIf(k -> k.matches(".*/p=[123]/.*") || k.endsWith("_SUCCESS") || isRecord(k));
+      untouchedAfter.keySet().removeIf(k -> k.matches(".*/p=[123]/.*") || k.endsWith("_SUCCESS"));
       assertThat(untouchedAfter)
           .as("7 partitions untouched")
           .isEqualTo(untouchedBefore)
@@ -232,9 +228,7 @@ class SparkCommitIT implements StoreLifecycle {
     assertThat(back.where("p < 5 AND id >= 10000").count()).isZero();
     List<String> files = dataFiles(dir);
     assertThat(view.openUploads(files)).isEmpty();
-    assertThat(view.keysButFinishedMarkers(dir + "_writeonce/"))
-        .as("both jobs removed their records")
-        .isEmpty();
+    assertThat(view.keys(dir + "_writeonce/")).as("both jobs removed their records").isEmpty();
   }
 
   @Test
@@ -263,7 +257,7 @@ class SparkCommitIT implements StoreLifecycle {
           .as("nothing of the losing job")
           .isEqualTo(winner.equals("first") ? 300 : 500);
       assertThat(view.openUploads(dataFiles(dir))).isEmpty();
-      assertThat(view.keysButFinishedMarkers(dir + "_writeonce/")).isEmpty();
+      assertThat(view.keys(dir + "_writeonce/")).isEmpty();
     } finally {
       spark.conf().set("writeonce.conflict-mode", "append");
     }
@@ -369,8 +363,7 @@ class SparkCommitIT implements StoreLifecycle {
 
     List<String> files = dataFiles(dir);
     assertThat(files).hasSize(2000);
-    assertThat(view.keysButFinishedMarkers(dir))
-        .hasSize(2001); // and _SUCCESS: no task or job records
+    assertThat(view.keys(dir)).hasSize(2001); // and _SUCCESS: no task or job records
     assertThat(write.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(2000);
     assertThat(write.requests(S3Api.COPY_OBJECT)).isZero();
     // PUT per job: the job record three times, the job manifest and _SUCCESS; per task, one
@@ -457,10 +450,5 @@ class SparkCommitIT implements StoreLifecycle {
     assertThat(spark.table("sales_copy").count()).isEqualTo(7);
     spark.sql("DROP TABLE sales");
     spark.sql("DROP TABLE sales_copy");
-  }
-
-  /** The library's records, such as the marker each finished job leaves. */
-  private static boolean isRecord(String key) {
-    return key.contains("/_writeonce/");
   }
 }
