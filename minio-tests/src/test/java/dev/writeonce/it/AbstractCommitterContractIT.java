@@ -256,9 +256,9 @@ abstract class AbstractCommitterContractIT {
   }
 
   /**
-   * A restarted application master whose earlier attempt finished the job: its records are gone
-   * and a later job's _SUCCESS names the later job, which names this one among the jobs before it.
-   * The restart is refused as already finished and writes nothing.
+   * A restarted application master whose earlier attempt finished the job: its records are gone and
+   * a later job's _SUCCESS names the later job, which names this one among the jobs before it. The
+   * restart is refused as already finished and writes nothing.
    */
   @Test
   void aRestartedApplicationMasterWhoseJobFinishedBeforeALaterJobIsRefusedAsFinished()
