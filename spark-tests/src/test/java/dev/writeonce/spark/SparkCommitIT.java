@@ -270,6 +270,7 @@ class SparkCommitIT implements StoreLifecycle {
       String dir = "overwrite-" + committer + "/";
       rows(100, 2).write().parquet(view.uri(dir));
       List<String> old = dataFiles(dir);
+      String replacedJob = SparkSessions.success(view, dir).jobId();
 
       Traffic start = store().meter().read();
       rows(30, 3).write().mode("overwrite").parquet(view.uri(dir));
@@ -280,8 +281,12 @@ class SparkCommitIT implements StoreLifecycle {
       assertThat(spark.read().parquet(view.uri(dir)).count()).isEqualTo(30);
       SuccessData success = SparkSessions.success(view, dir);
       assertThat(success.metrics())
-          .as("the old files and _SUCCESS were deleted by the job commit, after its commit point")
-          .containsEntry("writeonce.replaced.deleted", (long) old.size() + 1);
+          .as("the old files were deleted by the job commit, after its commit point")
+          .containsEntry("writeonce.replaced.deleted", (long) old.size());
+      assertThat(success.finishedJobs())
+          .as("_SUCCESS replaced, not deleted: it names the job whose output was replaced")
+          .extracting(dev.writeonce.core.model.FinishedJob::jobId)
+          .containsExactly(replacedJob);
     }
   }
 
