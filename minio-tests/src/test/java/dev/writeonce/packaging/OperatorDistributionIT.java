@@ -78,7 +78,9 @@ class OperatorDistributionIT {
     assertThat(check.out()).contains("\"guaranteesHold\" : true", "\"put-if-none-match\"");
     BucketView view = new BucketView(store, bucket);
     assertThat(view.keys(destination.prefix())).containsAll(keys);
-    assertThat(view.keys(destination.prefix() + "_writeonce/check-")).as("probes removed").isEmpty();
+    assertThat(view.keys(destination.prefix() + "_writeonce/check-"))
+        .as("probes removed")
+        .isEmpty();
     assertThat(view.openUploads(keys)).isEmpty();
   }
 

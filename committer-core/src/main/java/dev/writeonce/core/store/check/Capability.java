@@ -11,14 +11,15 @@ public enum Capability {
       "PUT If-None-Match: *",
       Reliance.REQUIRED,
       "one commit point: the job manifest, job records, abort fences, claims and locks are"
-          + " created once and never overwritten",
+          + " created once and never overwritten; the first _SUCCESS of a destination",
       "refuses: a second writer would overwrite the commit point and an acknowledged commit"
           + " could be lost"),
   PUT_IF_MATCH(
       "put-if-match",
       "PUT If-Match",
       Reliance.REQUIRED,
-      "lease renewals, takeovers of lapsed locks and job record transitions are compare-and-swap",
+      "lease renewals, takeovers of lapsed locks, job record transitions and the history of"
+          + " finished jobs in _SUCCESS are compare-and-swap",
       "refuses: two holders could both believe they hold a lock or lease"),
   DELETE_IF_MATCH(
       "delete-if-match",
