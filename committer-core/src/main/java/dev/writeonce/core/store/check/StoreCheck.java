@@ -583,7 +583,7 @@ public final class StoreCheck {
     put(source, "renamed", h -> {});
     Answer<SdkResponse> renamed;
     try {
-      renamed = send(() -> s3.renameObject(r -> r.bucket(bucket).key(target).renameSource(source)));
+      renamed = send(() -> RenameProbe.rename(s3, bucket, source, target));
     } catch (LinkageError e) {
       note.accept(
           new Finding(
@@ -830,5 +830,18 @@ public final class StoreCheck {
   @Override
   public String toString() {
     return "store check of s3a://" + bucket + "/" + scratch + " on " + endpoint + " " + dates;
+  }
+
+  /**
+   * RenameObject, apart: SDKs before 2.31 have no such request, and only this class names it, so
+   * that on them it alone fails to load, as a {@link LinkageError} the probe reports.
+   */
+  private static final class RenameProbe {
+
+    private RenameProbe() {}
+
+    static SdkResponse rename(S3Client s3, String bucket, String source, String target) {
+      return s3.renameObject(r -> r.bucket(bucket).key(target).renameSource(source));
+    }
   }
 }
