@@ -1,6 +1,7 @@
 package dev.writeonce.cli;
 
 import dev.writeonce.core.committer.ConflictPolicy;
+import dev.writeonce.core.committer.MultipartOutputCommitter;
 import dev.writeonce.core.committer.MultipartOutputCommitter.StoreOpener;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.S3StoreGateway;
@@ -89,6 +90,24 @@ public final class CommitCrashDriver {
           }
         });
     System.out.println(FINISHED);
+  }
+
+  /**
+   * Settings that reach the store through a proxy, with S3A's usual retries and a local scratch.
+   */
+  public static Configuration throughProxy(
+      dev.writeonce.teststore.TestStore store, java.net.URI proxy, java.nio.file.Path scratch) {
+    Configuration conf = store.configure(new Configuration());
+    conf.set("fs.s3a.endpoint", proxy.toString());
+    conf.set("fs.s3a.impl.disable.cache", "true");
+    conf.set("hadoop.tmp.dir", scratch.resolve("hadoop").toString());
+    conf.set("writeonce.staging.local-dir", scratch.resolve("staging").toString());
+    return conf;
+  }
+
+  /** {@link #runJob} into {@code out}, with nothing injected between its steps. */
+  public static void runJob(Configuration conf, String out) throws IOException {
+    runJob(conf, new Path(out), MultipartOutputCommitter.S3A, () -> {}, () -> {});
   }
 
   /**

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.writeonce.core.committer.MultipartOutputCommitter;
 import dev.writeonce.core.errors.UntrustedStoreException;
 import dev.writeonce.core.store.check.Capability;
 import dev.writeonce.core.store.check.StoreReport;
@@ -296,21 +295,11 @@ class StoreCheckIT {
   }
 
   private Configuration throughProxy() {
-    Configuration conf = store.configure(new Configuration());
-    conf.set("fs.s3a.endpoint", proxy.endpoint().toString());
-    conf.set("fs.s3a.impl.disable.cache", "true");
-    conf.set("hadoop.tmp.dir", scratch.resolve("hadoop").toString());
-    conf.set("writeonce.staging.local-dir", scratch.resolve("staging").toString());
-    return conf;
+    return CommitCrashDriver.throughProxy(store, proxy.endpoint(), scratch);
   }
 
   private void runJob(Configuration conf) throws Exception {
-    CommitCrashDriver.runJob(
-        conf,
-        new org.apache.hadoop.fs.Path(view.uri("out/")),
-        MultipartOutputCommitter.S3A,
-        () -> {},
-        () -> {});
+    CommitCrashDriver.runJob(conf, view.uri("out/"));
   }
 
   private record Run(int exit, String stdout, String stderr) {

@@ -3,7 +3,6 @@ package dev.writeonce.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.writeonce.core.committer.MultipartOutputCommitter;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.FaultProxy;
@@ -63,23 +62,12 @@ class StoreFaultIT {
     FileSystem.closeAll();
   }
 
-  /** Settings that reach the store through the proxy, with S3A's usual retries. */
   private Configuration throughProxy() {
-    Configuration conf = store().configure(new Configuration());
-    conf.set("fs.s3a.endpoint", proxy.endpoint().toString());
-    conf.set("fs.s3a.impl.disable.cache", "true");
-    conf.set("hadoop.tmp.dir", scratch.resolve("hadoop").toString());
-    conf.set("writeonce.staging.local-dir", scratch.resolve("staging").toString());
-    return conf;
+    return CommitCrashDriver.throughProxy(store, proxy.endpoint(), scratch);
   }
 
   private void runJob(Configuration conf) throws Exception {
-    CommitCrashDriver.runJob(
-        conf,
-        new org.apache.hadoop.fs.Path(view.uri("out/")),
-        MultipartOutputCommitter.S3A,
-        () -> {},
-        () -> {});
+    CommitCrashDriver.runJob(conf, view.uri("out/"));
   }
 
   private List<String> expectedKeys() {
