@@ -9,7 +9,7 @@ import software.amazon.awssdk.services.s3.S3Client;
 /** A real S3 endpoint the suite runs against, with a meter of its own counters. */
 public interface TestStore extends AutoCloseable {
 
-  /** A short name for reports: minio, ceph-rgw, external. */
+  /** A short name for reports: minio, ceph-rgw, seaweedfs, external. */
   String name();
 
   URI endpoint();

@@ -18,7 +18,7 @@ public final class TestStores {
 
   /**
    * The system property naming the stores the suites run on, in failsafe's tag syntax: {@code minio
-   * | ceph-rgw}. The build sets it from the {@code it.stores} property.
+   * | ceph-rgw | seaweedfs}. The build sets it from the {@code it.stores} property.
    */
   public static final String SELECTED_PROPERTY = "writeonce.it.stores";
 
@@ -30,6 +30,7 @@ public final class TestStores {
   static {
     REGISTERED.put("minio", TestStores::startMinio);
     REGISTERED.put("ceph-rgw", CephRgw::start);
+    REGISTERED.put("seaweedfs", SeaweedFs::start);
     REGISTERED.put("external", ExternalStore::fromEnvironment);
   }
 

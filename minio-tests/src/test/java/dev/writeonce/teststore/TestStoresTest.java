@@ -15,9 +15,9 @@ class TestStoresTest {
 
   @Test
   void theSelectionIsReadInFailsafesTagSyntaxInOrderAndWithoutRepeats() {
-    System.setProperty(TestStores.SELECTED_PROPERTY, "ceph-rgw | minio,external  minio");
+    System.setProperty(TestStores.SELECTED_PROPERTY, "ceph-rgw | minio,seaweedfs external  minio");
 
-    assertThat(TestStores.selected()).containsExactly("ceph-rgw", "minio", "external");
+    assertThat(TestStores.selected()).containsExactly("ceph-rgw", "minio", "seaweedfs", "external");
   }
 
   @Test
@@ -32,7 +32,7 @@ class TestStoresTest {
     assertThatThrownBy(TestStores::selected)
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("'s3-elsewhere'")
-        .hasMessageContaining("[minio, ceph-rgw, external]")
+        .hasMessageContaining("[minio, ceph-rgw, seaweedfs, external]")
         .hasMessageContaining("-Dit.stores");
   }
 
