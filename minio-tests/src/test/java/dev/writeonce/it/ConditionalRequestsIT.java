@@ -69,9 +69,19 @@ class ConditionalRequestsIT {
     assertThat(deleted).as("the gateway reports what the store did").isEqualTo(!remains);
     if (!store.name().equals("external")) {
       // The stores the build provisions, as tested: the pinned MinIO release and Ceph RGW 16
-      // both ignore the condition and delete (docs/architecture.md, rule 4).
-      assertThat(remains).as("If-Match honoured on DeleteObject by " + store.name()).isFalse();
+      // both ignore the condition and delete; SeaweedFS honours it (docs/architecture.md, rule 4).
+      assertThat(remains)
+          .as("If-Match honoured on DeleteObject by " + store.name())
+          .isEqualTo(store.name().equals("seaweedfs"));
     }
+    // The store check, run when the store started, judged it the same way.
+    assertThat(
+            dev.writeonce.teststore.StoreChecks.of(store)
+                .verdict(dev.writeonce.core.store.check.Capability.DELETE_IF_MATCH))
+        .isEqualTo(
+            remains
+                ? dev.writeonce.core.store.check.Verdict.HONOURED
+                : dev.writeonce.core.store.check.Verdict.IGNORED);
   }
 
   @Test
