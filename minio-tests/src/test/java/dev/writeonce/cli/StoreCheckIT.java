@@ -170,6 +170,23 @@ class StoreCheckIT {
     assertRefused(Capability.DELIMITED_PAGES);
   }
 
+  @Test
+  void aCheckThatGetsNoAnswerIsNeverRememberedAndTheNextJobChecksAgain() throws Exception {
+    proxy.inject(r -> true, FaultProxy.Fault.RESET_BEFORE, 10_000);
+    Run run = checkStore(proxy.endpoint().toString());
+    assertThat(run.exit()).as(run.output()).isEqualTo(Main.FAILED);
+
+    assertThatThrownBy(() -> runJob(throughProxy()))
+        .hasMessageContaining("the job wrote nothing")
+        .hasMessageContaining("got no answer from the store");
+    assertThat(StoreTrust.known(proxy.endpoint().toString())).isEmpty();
+
+    proxy.heal();
+    runJob(throughProxy());
+    assertThat(StoreTrust.known(proxy.endpoint().toString())).isPresent();
+    assertThat(view.keys("out/part-")).hasSize(CommitCrashDriver.TASKS);
+  }
+
   // ---- a store that ignores a condition with a fallback: the committers take it ----
 
   @Test

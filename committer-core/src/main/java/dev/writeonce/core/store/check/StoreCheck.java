@@ -109,7 +109,11 @@ public final class StoreCheck {
     return trimmed;
   }
 
-  /** Runs every probe, reporting each as it goes, and removes what they wrote. */
+  /**
+   * Runs every probe, reporting each as it goes, and removes what they wrote.
+   *
+   * @throws java.io.UncheckedIOException when a request got no answer from the store at all
+   */
   public StoreReport run(Consumer<String> progress) {
     Map<Capability, Finding> found = new LinkedHashMap<>();
     Consumer<Finding> note =
@@ -134,7 +138,12 @@ public final class StoreCheck {
       probeUnsignedPayload(note);
       probeRename(note);
     } finally {
-      cleanUp(progress);
+      try {
+        cleanUp(progress);
+      } catch (java.io.UncheckedIOException e) {
+        progress.accept(
+            "could not remove the probes under s3a://" + bucket + "/" + scratch + ": " + e);
+      }
     }
     long now = skewMillis == null ? started : started + skewMillis;
     List<Finding> ordered = new ArrayList<>();
@@ -678,7 +687,17 @@ public final class StoreCheck {
       String code = e.awsErrorDetails() == null ? "" : e.awsErrorDetails().errorCode();
       return new Answer<>(null, e.statusCode(), code == null ? "" : code, e.getMessage());
     } catch (SdkException e) {
-      return new Answer<>(null, 0, "ClientError", e.getMessage());
+      // No answer from the store (connection refused or reset, timeouts past the SDK's retries):
+      // nothing can be judged, and a verdict made of it must never be remembered.
+      throw new java.io.UncheckedIOException(
+          new java.io.IOException(
+              "the store check of s3a://"
+                  + bucket
+                  + "/ at "
+                  + endpoint
+                  + " got no answer from the store: "
+                  + e.getMessage(),
+              e));
     }
   }
 

@@ -46,20 +46,29 @@ public final class StoreTrust {
    * @return the report, or null when the check is switched off
    */
   public static StoreReport require(FileSystem fs, String under, Configuration conf, String who)
-      throws UntrustedStoreException {
+      throws java.io.IOException {
     if (!conf.getBoolean(CHECK, true) || !(fs instanceof S3AFileSystem s3a)) {
       return null;
     }
     S3Client client = s3a.getS3AInternals().getAmazonS3Client("writeonce store check");
     String endpoint = StoreCheck.endpointOf(client, fs);
-    StoreReport report =
-        CHECKED.computeIfAbsent(
-            endpoint,
-            e -> {
-              StoreReport fresh = new StoreCheck(client, s3a.getBucket(), e, under).run(LOG::debug);
-              logOnce(e, fresh);
-              return fresh;
-            });
+    StoreReport report;
+    try {
+      // A check that got no answer throws, so that nothing is remembered and the next write
+      // checks again.
+      report =
+          CHECKED.computeIfAbsent(
+              endpoint,
+              e -> {
+                StoreReport fresh =
+                    new StoreCheck(client, s3a.getBucket(), e, under).run(LOG::debug);
+                logOnce(e, fresh);
+                return fresh;
+              });
+    } catch (java.io.UncheckedIOException e) {
+      throw new java.io.IOException(
+          who + ": the job wrote nothing. " + e.getCause().getMessage(), e);
+    }
     refuseBroken(report, trusted(conf), who);
     return report;
   }
@@ -88,11 +97,6 @@ public final class StoreTrust {
   public static void forget(String endpoint) {
     CHECKED.remove(StoreCheck.normalized(endpoint));
     LOGGED.remove(StoreCheck.normalized(endpoint));
-  }
-
-  /** Forgets every report of this process: the next write checks again. */
-  public static void forgetAll() {
-    CHECKED.clear();
   }
 
   /** Refuses when the report leaves a guarantee that the trusted set does not waive. */
