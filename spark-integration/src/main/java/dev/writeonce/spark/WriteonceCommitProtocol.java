@@ -13,8 +13,10 @@ import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.TreeSet;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -53,6 +55,20 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
   private final String jobId;
   private final String path;
   private final boolean dynamicPartitionOverwrite;
+
+  /**
+   * Set by the driver's job setup in metastore publish mode and carried to tasks with the protocol:
+   * the table's root, and the partition path of each current partition location.
+   */
+  private String publishRoot;
+
+  private HashMap<String, String> locationFragments;
+
+  /** Driver side, in metastore publish mode. */
+  private transient MetastorePublication publication;
+
+  /** Driver side: the job finished its commit, so a later failure has nothing to abort. */
+  private transient volatile boolean jobFinished;
 
   /** Driver side: manifests of committed tasks, for abort; prefixes Spark asked to delete. */
   private transient List<TaskManifest> committedTasks;
@@ -112,6 +128,11 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
     return deferredDeletes;
   }
 
+  /** Where the committers write: the table's root in publish mode, else the path Spark gave. */
+  private Path destinationPath() {
+    return new Path(publishRoot != null ? publishRoot : path);
+  }
+
   @Override
   public void setupJob(JobContext job) {
     try {
@@ -119,8 +140,16 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
       // this run of the job.
       job.getConfiguration().set(MultipartOutputCommitter.RECORDS_JOB_ID, jobId);
       job.getConfiguration().set(MultipartOutputCommitter.JOB_UUID, jobId);
+      if (MetastorePublication.requested(job.getConfiguration())) {
+        publication =
+            MetastorePublication.forStatement(job.getConfiguration(), jobId, path).orElse(null);
+        if (publication != null) {
+          publishRoot = publication.rootPath();
+          locationFragments = publication.locationFragments();
+        }
+      }
       TaskAttemptContext context = driverContext(job);
-      driver = committer(new Path(path), context);
+      driver = committer(destinationPath(), context);
       driver.setupJob(context);
     } catch (IOException e) {
       throw new UncheckedIOException(
@@ -133,7 +162,7 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
     try {
       // The task's records (its intent) go under this write's id, where the driver looks.
       context.getConfiguration().set(MultipartOutputCommitter.RECORDS_JOB_ID, jobId);
-      task = committer(new Path(path), context);
+      task = committer(destinationPath(), context);
       task.setupTask(context);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -158,8 +187,11 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    Path file = dir.isDefined() ? new Path(new Path(base, dir.get()), name) : new Path(base, name);
-    return file.toString();
+    String relative = dir.isDefined() ? dir.get() + "/" + name : name;
+    if (publishRoot != null) {
+      relative = Generations.runDir(jobId) + relative;
+    }
+    return new Path(base, relative).toString();
   }
 
   /** Older Spark code paths call this form; it names files as the other does. */
@@ -172,6 +204,14 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
   @Override
   public String newTaskTempFileAbsPath(
       TaskAttemptContext context, String absoluteDir, FileNameSpec spec) {
+    String fragment =
+        locationFragments == null
+            ? null
+            : locationFragments.get(MetastorePublication.normalized(absoluteDir));
+    if (fragment != null) {
+      // A partition published earlier: its new files go to this run's generation.
+      return newTaskTempFile(context, Option.apply(fragment), spec);
+    }
     throw new UnsupportedOperationException(
         "partitions at custom locations ("
             + absoluteDir
@@ -245,7 +285,9 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
         && deleted.bucket().equals(destination.bucket())
         && deleted.prefix().startsWith(destination.prefix())) {
       deferredDeletes().add(deleted.prefix());
-      LOG.info("Job {}: deleting {} after the commit point", jobId, deleted);
+      // In metastore publish mode (decided at job setup, after this call) nothing is deleted:
+      // the metastore is pointed at the new generation instead.
+      LOG.info("Job {}: {} is replaced when the job commits", jobId, deleted);
       return true;
     }
     return super.deleteWithJob(fs, target, recursive);
@@ -257,6 +299,10 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
     scala.collection.Iterator<TaskCommitMessage> each = messages.iterator();
     while (each.hasNext()) {
       manifests.add(manifestOf(each.next()));
+    }
+    if (publication != null) {
+      commitAndPublish(manifests);
+      return;
     }
     try {
       CommitterConfig config = CommitterConfig.from(job.getConfiguration());
@@ -281,11 +327,35 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
     }
   }
 
+  /**
+   * Publish mode: the job commits through its manifest into its own generation, replacing nothing
+   * in place, then the metastore is pointed at it.
+   */
+  private void commitAndPublish(List<TaskManifest> manifests) {
+    Destination root = Destination.of(destinationPath().toUri());
+    Set<String> written = new TreeSet<>();
+    for (TaskManifest manifest : manifests) {
+      manifest.uploads().forEach(u -> written.add(Generations.fragmentOf(root, jobId, u.key())));
+    }
+    try {
+      driver.commitJob(jobId, manifests, ConflictMode.APPEND, List.of());
+      jobFinished = true;
+      publication.publish(driver.storeGateway(), written);
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "committing job " + jobId + " to " + path + ": " + e.getMessage(), e);
+    }
+  }
+
   @Override
   public void abortJob(JobContext job) {
+    if (jobFinished) {
+      LOG.info("Job {}: its commit finished before the failure; nothing to abort", jobId);
+      return;
+    }
     try {
       MultipartOutputCommitter committer =
-          driver != null ? driver : committer(new Path(path), driverContext(job));
+          driver != null ? driver : committer(destinationPath(), driverContext(job));
       committer.abortJob(jobId, committedTasks());
     } catch (IOException e) {
       throw new UncheckedIOException(

@@ -137,6 +137,11 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     return destination;
   }
 
+  /** The gateway to the destination's bucket, for callers that publish what the job wrote. */
+  public StoreGateway storeGateway() throws IOException {
+    return store();
+  }
+
   protected synchronized StoreGateway store() throws IOException {
     if (store == null) {
       store = opener.open(outputPath, conf);

@@ -14,7 +14,9 @@ public enum RequestType {
   GET_OBJECT,
   HEAD_OBJECT,
   LIST_OBJECTS,
-  DELETE_OBJECTS;
+  DELETE_OBJECTS,
+  /** A server-side copy: no byte passes through the client. */
+  COPY_OBJECT;
 
   /** The counter name used in statistics and {@code _SUCCESS}. */
   public String counterName() {

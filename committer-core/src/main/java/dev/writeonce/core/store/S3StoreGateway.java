@@ -279,6 +279,24 @@ public final class S3StoreGateway implements StoreGateway {
   }
 
   @Override
+  public String copyObject(String sourceKey, String targetKey) throws StoreException {
+    software.amazon.awssdk.services.s3.model.CopyObjectRequest request =
+        software.amazon.awssdk.services.s3.model.CopyObjectRequest.builder()
+            .sourceBucket(bucket)
+            .sourceKey(sourceKey)
+            .destinationBucket(bucket)
+            .destinationKey(targetKey)
+            .build();
+    String etag =
+        call(
+            RequestType.COPY_OBJECT,
+            "CopyObject",
+            targetKey,
+            () -> observed(s3.copyObject(request)).copyObjectResult().eTag());
+    return Etags.unquote(etag);
+  }
+
+  @Override
   public Optional<byte[]> getObject(String key) throws StoreException {
     GetObjectRequest request = requests.get(key);
     try {

@@ -84,6 +84,14 @@ public interface StoreGateway {
   Optional<byte[]> getObject(String key) throws StoreException;
 
   /**
+   * Copies an object to another key of the bucket inside the store (one COPY, no byte through the
+   * client) and returns the copy's ETag. For objects up to 5 GiB, the limit of one COPY.
+   */
+  default String copyObject(String sourceKey, String targetKey) throws StoreException {
+    throw new UnsupportedOperationException("copying objects");
+  }
+
+  /**
    * Reads an object whose body is wanted only if its first bytes match: the body is read in full
    * when {@code wanted} accepts the first {@code headBytes} bytes (or the whole object, if
    * shorter), and dropped unread otherwise, so a large object costs no transfer. Empty when it does

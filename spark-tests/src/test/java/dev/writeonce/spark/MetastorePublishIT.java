@@ -1,0 +1,391 @@
+package dev.writeonce.spark;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
+import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.StoreLifecycle;
+import dev.writeonce.teststore.TestStore;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Metastore publish mode on a Hive-catalog table (Spark's built-in metastore client, Derby), with a
+ * reader thread that goes through the metastore while statements run: every observation must be one
+ * of the snapshots the statements committed. The same series without the mode gives the contrast.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@EachStore
+class MetastorePublishIT implements StoreLifecycle {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MetastorePublishIT.class);
+  private static final String DATABASE = "oracle";
+
+  @TempDir static Path scratch;
+
+  private TestStore store;
+  private SparkSession spark;
+  private int tables;
+
+  @Override
+  public void startOn(TestStore store) throws Exception {
+    this.store = store;
+    Path metastore = scratch.resolve("metastore-" + store.name());
+    spark =
+        SparkSessions.builder("local[2]", store, scratch)
+            .config("spark.sql.catalogImplementation", "hive")
+            .config("spark.sql.warehouse.dir", scratch.resolve("warehouse").toUri().toString())
+            .config(
+                "spark.hadoop.javax.jdo.option.ConnectionURL",
+                "jdbc:derby:;databaseName=" + metastore + ";create=true")
+            .config("spark.sql.shuffle.partitions", "2")
+            .getOrCreate();
+    spark.sql("CREATE DATABASE IF NOT EXISTS " + DATABASE);
+  }
+
+  @Override
+  public void stopOn(TestStore store) throws Exception {
+    if (spark != null) {
+      spark.stop();
+      SparkSession.clearActiveSession();
+      SparkSession.clearDefaultSession();
+    }
+  }
+
+  @AfterEach
+  void noCut() {
+    MetastorePublication.stepHook = step -> {};
+  }
+
+  /** A fresh partitioned Parquet table at the root of a fresh bucket. */
+  private Table newTable(String mode, String grace) throws Exception {
+    String bucket = store.newBucket("publish");
+    String name = "events_" + (++tables);
+    String location = new BucketView(store, bucket).uri("events");
+    spark.sql(
+        "CREATE TABLE "
+            + DATABASE
+            + "."
+            + name
+            + " (id BIGINT, v STRING, p INT) USING parquet PARTITIONED BY (p) LOCATION '"
+            + location
+            + "'");
+    spark.conf().set("writeonce.publish", mode);
+    spark.conf().set("writeonce.publish.grace", grace);
+    MetastoreReader reader =
+        new MetastoreReader(
+            spark.sharedState().externalCatalog(),
+            DATABASE,
+            name,
+            new org.apache.hadoop.fs.Path(location),
+            spark.sparkContext().hadoopConfiguration());
+    return new Table(DATABASE + "." + name, new BucketView(store, bucket), reader);
+  }
+
+  private record Table(String name, BucketView view, MetastoreReader reader) {}
+
+  /** One statement: its verb and the rows it writes to each partition. */
+  private void run(Table table, String verb, Map<Integer, Integer> rowsByPartition) {
+    Dataset<Row> rows = null;
+    for (Map.Entry<Integer, Integer> partition : rowsByPartition.entrySet()) {
+      Dataset<Row> part =
+          spark
+              .range(partition.getValue())
+              .selectExpr("id", "'row' AS v", "CAST(" + partition.getKey() + " AS INT) AS p");
+      rows = rows == null ? part : rows.union(part);
+    }
+    rows.repartition(2).createOrReplaceTempView("source");
+    switch (verb) {
+      case "insert" -> spark.sql("INSERT INTO " + table.name() + " SELECT id, v, p FROM source");
+      case "overwrite", "dynamic" -> {
+        spark
+            .conf()
+            .set(
+                "spark.sql.sources.partitionOverwriteMode",
+                verb.equals("dynamic") ? "dynamic" : "static");
+        spark.sql(
+            "INSERT OVERWRITE TABLE "
+                + table.name()
+                + " PARTITION (p) SELECT id, v, p FROM source");
+      }
+      default -> throw new IllegalArgumentException(verb);
+    }
+  }
+
+  /** The k-th statement of the series: kinds in turn, partitions and row counts varying. */
+  private void statement(Table table, int k) {
+    String verb = List.of("insert", "overwrite", "dynamic").get(k % 3);
+    Map<Integer, Integer> rows = new TreeMap<>();
+    int[] partitions =
+        switch (verb) {
+          case "insert" -> new int[] {k % 5, (k + 1) % 5};
+          case "overwrite" -> new int[] {k % 5, (k + 2) % 5, (k + 3) % 5};
+          default -> new int[] {(k + 1) % 5, (k + 4) % 5};
+        };
+    for (int p : partitions) {
+      rows.put(p, 3 + (k * 7 + p * 3) % 23);
+    }
+    run(table, verb, rows);
+  }
+
+  private record OracleResult(
+      int statements, int observations, int mismatched, int failedReads, int snapshots) {}
+
+  /**
+   * Runs the series while a reader thread observes, until the reader made {@code wanted}
+   * observations; each is then checked against the snapshots committed.
+   */
+  private OracleResult oracle(String mode, int wanted) throws Exception {
+    Table table = newTable(mode, "20s");
+    statement(table, 1); // a table with rows in three partitions before anyone reads
+    Set<Map<String, Long>> committed = new HashSet<>();
+    committed.add(table.reader().observe().rowsByPartition());
+    List<MetastoreReader.Observation> seen =
+        java.util.Collections.synchronizedList(new ArrayList<>());
+    AtomicBoolean done = new AtomicBoolean();
+    List<Throwable> readerFailure = java.util.Collections.synchronizedList(new ArrayList<>());
+    // Three readers, so that each statement is watched at more instants.
+    List<Thread> readers = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      Thread reader =
+          new Thread(
+              () -> {
+                try {
+                  while (!done.get()) {
+                    seen.add(table.reader().observe());
+                  }
+                } catch (Throwable e) {
+                  readerFailure.add(e);
+                }
+              },
+              "metastore-reader-" + i);
+      reader.start();
+      readers.add(reader);
+    }
+    int statements = 0;
+    try {
+      // At least four statements of each kind, and the observations wanted.
+      while ((seen.size() < wanted || statements < 12)
+          && statements < 300
+          && readerFailure.isEmpty()) {
+        statement(table, statements++);
+        // The writer alone between statements: this is the snapshot the statement committed.
+        MetastoreReader.Observation quiet = table.reader().observe();
+        assertThat(quiet.failed()).as("a quiet read of %s", table.name()).isFalse();
+        committed.add(quiet.rowsByPartition());
+      }
+    } finally {
+      done.set(true);
+      for (Thread reader : readers) {
+        reader.join();
+      }
+    }
+    assertThat(readerFailure).isEmpty();
+    int mismatched = 0;
+    int failed = 0;
+    for (MetastoreReader.Observation observation : List.copyOf(seen)) {
+      if (observation.failed()) {
+        failed++;
+        mismatched++;
+      } else if (!committed.contains(observation.rowsByPartition())) {
+        mismatched++;
+        if (mismatched <= 3) {
+          LOG.info("{}: mixed observation {}", mode, observation.rowsByPartition());
+        }
+      }
+    }
+    OracleResult result =
+        new OracleResult(statements, seen.size(), mismatched, failed, committed.size());
+    LOG.info("Reader oracle on {}, {}={}: {}", store.name(), "writeonce.publish", mode, result);
+    return result;
+  }
+
+  @Test
+  void aMetastoreReaderSeesEveryStatementWholeInPublishMode() throws Exception {
+    OracleResult result = oracle("metastore", 1000);
+    assertThat(result.observations()).isGreaterThanOrEqualTo(1000);
+    assertThat(result.statements()).isGreaterThanOrEqualTo(12);
+    assertThat(result.mismatched()).as("%s", result).isZero();
+  }
+
+  @Test
+  void withoutTheModeTheSameReaderIsCountedAsTheContrast() throws Exception {
+    OracleResult result = oracle("files", 300);
+    assertThat(result.observations()).isGreaterThanOrEqualTo(300);
+    assertThat(result.statements()).isGreaterThanOrEqualTo(12);
+    assertThat(result.mismatched()).isBetween(0, result.observations());
+  }
+
+  @Test
+  void aCutBeforeTheMetastoreCallLeavesTheTableAsItWasAndAfterItTheNewSnapshotWhole()
+      throws Exception {
+    for (String cut : List.of("committed", "copied", "published", "retired")) {
+      Table table = newTable("metastore", "0s");
+      run(table, "insert", Map.of(0, 4, 1, 5, 2, 6));
+      Map<String, Long> before = table.reader().observe().rowsByPartition();
+      MetastorePublication.stepHook =
+          step -> {
+            if (step.equals(cut)) {
+              throw new IllegalStateException("cut at " + step);
+            }
+          };
+      assertThatThrownBy(() -> run(table, "insert", Map.of(0, 10, 1, 20)))
+          .as("cut at %s", cut)
+          .hasStackTraceContaining("cut at " + cut);
+      MetastorePublication.stepHook = step -> {};
+      Map<String, Long> after = table.reader().observe().rowsByPartition();
+      Map<String, Long> whole = Map.of("p=0", 14L, "p=1", 25L, "p=2", 6L);
+      if (cut.equals("committed") || cut.equals("copied")) {
+        assertThat(after).as("cut at %s", cut).isEqualTo(before);
+      } else {
+        assertThat(after).as("cut at %s", cut).isEqualTo(whole);
+      }
+      // The next statement removes what is due (grace 0 here): nothing it removes is read.
+      run(table, "insert", Map.of(3, 7));
+      Map<String, Long> next = new TreeMap<>(after);
+      next.put("p=3", 7L);
+      assertThat(table.reader().observe().rowsByPartition()).as("cut at %s", cut).isEqualTo(next);
+      List<String> generations = table.view().keys("events/_generations/");
+      List<String> live = liveLocations(table);
+      List<String> unread =
+          generations.stream()
+              .filter(k -> !k.contains("/_retired/"))
+              .filter(k -> live.stream().noneMatch(k::startsWith))
+              .toList();
+      if (cut.equals("published")) {
+        // The record of what it superseded was never written: the old files stay, unread.
+        assertThat(unread).as("cut at %s", cut).isNotEmpty();
+      } else {
+        assertThat(unread).as("cut at %s: files no location names", cut).isEmpty();
+      }
+      assertThat(table.view().openUploadsUnder("events/")).isEmpty();
+    }
+  }
+
+  @Test
+  void anUnpartitionedTableMovesToEachStatementsGenerationAndDropsTheOldOnes() throws Exception {
+    String bucket = store.newBucket("plain");
+    BucketView view = new BucketView(store, bucket);
+    String name = DATABASE + ".plain_" + (++tables);
+    spark.sql(
+        "CREATE TABLE "
+            + name
+            + " (id BIGINT, v STRING) USING parquet LOCATION '"
+            + view.uri("plain")
+            + "'");
+    spark.conf().set("writeonce.publish", "metastore");
+    spark.conf().set("writeonce.publish.grace", "0s");
+    String[] statements = {
+      "INSERT INTO %s SELECT id, 'a' FROM range(5)",
+      "INSERT INTO %s SELECT id, 'b' FROM range(7)",
+      "INSERT OVERWRITE TABLE %s SELECT id, 'c' FROM range(3)",
+      "INSERT INTO %s SELECT id, 'd' FROM range(2)"
+    };
+    long[] rows = {5, 12, 3, 5};
+    String[] dbAndTable = name.split("\\.");
+    List<String> generations = new ArrayList<>();
+    for (int i = 0; i < statements.length; i++) {
+      spark.sql(String.format(statements[i], name));
+      assertThat(spark.table(name).count()).as("after statement %d", i).isEqualTo(rows[i]);
+      java.net.URI location =
+          spark.sharedState().externalCatalog().getTable(dbAndTable[0], dbAndTable[1]).location();
+      assertThat(location.getPath()).startsWith("/plain/_generations/");
+      generations.add(location.getPath().substring(1) + "/");
+    }
+    String live =
+        spark
+                .sharedState()
+                .externalCatalog()
+                .getTable(dbAndTable[0], dbAndTable[1])
+                .location()
+                .getPath()
+                .substring(1)
+            + "/";
+    // Grace 0: each statement removed what the ones before it superseded; what the last one
+    // superseded waits for the next statement.
+    List<String> unread =
+        view.keys("plain/").stream()
+            .filter(k -> !k.startsWith(live))
+            .filter(k -> !k.contains("/_retired/") && !k.endsWith("_SUCCESS"))
+            .toList();
+    assertThat(unread).isNotEmpty().allMatch(k -> k.startsWith(generations.get(2)));
+  }
+
+  /**
+   * The same dynamic overwrite of 8 partitions, with and without the mode: the same uploads, no
+   * COPY, no data deleted (the superseded files wait for the grace period). Figures for
+   * docs/benchmarks/metastore-publish.md.
+   */
+  @Test
+  void anOverwriteInPublishModeMakesTheSameUploadsAndDeletesNoData() throws Exception {
+    Map<String, dev.writeonce.teststore.Traffic> traffic = new TreeMap<>();
+    for (String mode : List.of("files", "metastore")) {
+      Table table = newTable(mode, "1h");
+      Map<Integer, Integer> rows = new TreeMap<>();
+      for (int p = 0; p < 8; p++) {
+        rows.put(p, 100);
+      }
+      run(table, "insert", rows);
+      dev.writeonce.teststore.Traffic before = store.meter().read();
+      long start = System.nanoTime();
+      run(table, "dynamic", rows);
+      long millis = (System.nanoTime() - start) / 1_000_000;
+      dev.writeonce.teststore.Traffic overwrite = store.meter().read().minus(before);
+      traffic.put(mode, overwrite);
+      LOG.info(
+          "Overwrite of 8 partitions (16 files) on {}, writeonce.publish={}: {} ms, {}",
+          store.name(),
+          mode,
+          millis,
+          overwrite);
+      assertThat(table.reader().observe().rowsByPartition()).hasSize(8);
+    }
+    dev.writeonce.teststore.Traffic files = traffic.get("files");
+    dev.writeonce.teststore.Traffic published = traffic.get("metastore");
+    for (S3Api api :
+        List.of(
+            S3Api.CREATE_MULTIPART_UPLOAD, S3Api.UPLOAD_PART, S3Api.COMPLETE_MULTIPART_UPLOAD)) {
+      assertThat(published.requests(api)).as("%s", api).isEqualTo(files.requests(api));
+    }
+    assertThat(published.requests(S3Api.COPY_OBJECT)).isZero();
+    // Both remove the job's records; only the overwrite in place deletes data as well.
+    assertThat(published.requests(S3Api.DELETE_OBJECT) + published.requests(S3Api.DELETE_OBJECTS))
+        .isLessThan(files.requests(S3Api.DELETE_OBJECT) + files.requests(S3Api.DELETE_OBJECTS));
+    // The two records of the publication: its own generation before the call, what it
+    // superseded after.
+    assertThat(published.requests(S3Api.PUT_OBJECT))
+        .isEqualTo(files.requests(S3Api.PUT_OBJECT) + 2);
+  }
+
+  private List<String> liveLocations(Table table) {
+    String[] parts = table.name().split("\\.");
+    List<String> prefixes = new ArrayList<>();
+    for (var partition :
+        scala.jdk.javaapi.CollectionConverters.asJava(
+            spark
+                .sharedState()
+                .externalCatalog()
+                .listPartitions(parts[0], parts[1], scala.Option.empty()))) {
+      String path = partition.location().getPath().substring(1);
+      prefixes.add(path.endsWith("/") ? path : path + "/");
+    }
+    return prefixes;
+  }
+}
