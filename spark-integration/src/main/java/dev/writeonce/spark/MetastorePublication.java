@@ -1,8 +1,10 @@
 package dev.writeonce.spark;
 
+import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.shim.InsertLockHolder;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -76,6 +78,11 @@ final class MetastorePublication {
 
   static final long DEFAULT_GRACE_MILLIS = TimeUnit.HOURS.toMillis(1);
 
+  /** How long a statement waits for another's publication of the same table. */
+  static final String WAIT = "writeonce.publish.wait";
+
+  static final long DEFAULT_WAIT_MILLIS = TimeUnit.MINUTES.toMillis(30);
+
   /**
    * Steps a test may cut at: {@code committed}, {@code copied}, {@code published}, {@code retired}.
    */
@@ -92,6 +99,11 @@ final class MetastorePublication {
   private final boolean dynamic;
   private final Map<String, String> staticSpec;
   private final long graceMillis;
+  private final long leaseMillis;
+  private final long waitMillis;
+
+  /** The table's publication lock while this statement holds it. */
+  private InsertLockHolder lock;
 
   private MetastorePublication(
       ExternalCatalog catalog,
@@ -99,7 +111,7 @@ final class MetastorePublication {
       String rootPath,
       String runId,
       InsertIntoHadoopFsRelationCommand insert,
-      long graceMillis) {
+      Configuration conf) {
     this.catalog = catalog;
     this.identifier = definition.identifier();
     this.database = definition.identifier().database().get();
@@ -110,7 +122,9 @@ final class MetastorePublication {
     this.append = insert.mode() == SaveMode.Append;
     this.dynamic = insert.dynamicPartitionOverwrite();
     this.staticSpec = CollectionConverters.asJava(insert.staticPartitions());
-    this.graceMillis = graceMillis;
+    this.graceMillis = conf.getTimeDuration(GRACE, DEFAULT_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+    this.waitMillis = conf.getTimeDuration(WAIT, DEFAULT_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+    this.leaseMillis = CommitterConfig.from(conf).leaseMillis();
   }
 
   /** True when the configuration asks for metastore publish mode. */
@@ -150,10 +164,9 @@ final class MetastorePublication {
       return Optional.empty();
     }
     CatalogTable definition = catalog.getTable(database, named.identifier().table());
-    long grace = conf.getTimeDuration(GRACE, DEFAULT_GRACE_MILLIS, TimeUnit.MILLISECONDS);
     return Optional.of(
         new MetastorePublication(
-            catalog, definition, Generations.rootOf(path), runId, insert.get(), grace));
+            catalog, definition, Generations.rootOf(path), runId, insert.get(), conf));
   }
 
   /** The insert command of the SQL execution running on this thread. */
@@ -215,6 +228,30 @@ final class MetastorePublication {
    * table), records what it superseded and removes generations whose grace period has passed.
    */
   void publish(StoreGateway store, Set<String> written) throws IOException {
+    // One publication of a table at a time: an append copies what the partition holds when it
+    // runs, and two appends publishing at once would each drop the other's files.
+    String lockKey = root.keyOf(Generations.DIR + InsertLockHolder.OBJECT_NAME);
+    lock =
+        InsertLockHolder.acquire(
+            store,
+            lockKey,
+            root.uriOf(lockKey),
+            rootPath,
+            "Spark job " + runId + " publishing to " + database + "." + table,
+            leaseMillis,
+            waitMillis,
+            WAIT,
+            message -> LOG.info("Job {}: {}", runId, message));
+    try {
+      publishHoldingLock(store, written);
+    } finally {
+      lock.release();
+      lock = null;
+    }
+    removeExpired(store);
+  }
+
+  private void publishHoldingLock(StoreGateway store, Set<String> written) throws IOException {
     // Until the call lands, the record names this run's own generation: a process that dies
     // before it leaves the generation for a later statement to remove. Anything a location names
     // is never removed, so a call that landed keeps its generation.
@@ -250,7 +287,19 @@ final class MetastorePublication {
     step("published");
     retire(store, superseded);
     step("retired");
-    removeExpired(store);
+  }
+
+  /** Refuses the metastore call when the lock lapsed and another statement took it over. */
+  private void ensureLockHeld() throws IOException {
+    if (lock != null && lock.isLost()) {
+      throw new IOException(
+          "the publication lock of "
+              + rootPath
+              + " lapsed and was taken over by another statement before the metastore call: the"
+              + " partitions this statement copied may be stale, so it does not publish (raise "
+              + CommitterConfig.JOB_LEASE
+              + ")");
+    }
   }
 
   private void publishTable(StoreGateway store, CatalogTable definition, List<String> superseded)
@@ -262,6 +311,7 @@ final class MetastorePublication {
       retire(store, List.of(root.keyOf(Generations.runDir(runId))));
     }
     step("copied");
+    ensureLockHeld();
     CatalogStorageFormat storage =
         CaseClasses.copyWith(definition.storage(), 0, Option.apply(uriOf(target)));
     catalog.alterTable(CaseClasses.copyWith(definition, 2, storage));
@@ -308,6 +358,7 @@ final class MetastorePublication {
       retire(store, List.of(root.keyOf(Generations.runDir(runId))));
     }
     step("copied");
+    ensureLockHeld();
     boolean twoSteps = !created.isEmpty() && !altered.isEmpty();
     if (twoSteps || altered.stream().anyMatch(p -> normalized(p.location()).endsWith("/empty"))) {
       // A directory marker, so that every reader finds the empty location it is sent to. Not

@@ -379,13 +379,57 @@ class MetastorePublishIT implements StoreLifecycle {
       assertThat(published.requests(api)).as("%s", api).isEqualTo(files.requests(api));
     }
     assertThat(published.requests(S3Api.COPY_OBJECT)).isZero();
-    // Both remove the job's records; only the overwrite in place deletes data as well.
-    assertThat(published.requests(S3Api.DELETE_OBJECT) + published.requests(S3Api.DELETE_OBJECTS))
-        .isLessThan(files.requests(S3Api.DELETE_OBJECT) + files.requests(S3Api.DELETE_OBJECTS));
-    // The two records of the publication: its own generation before the call, what it
-    // superseded after.
+    // Both remove the job's records in one batch; only the overwrite in place deletes data too.
+    assertThat(published.requests(S3Api.DELETE_OBJECTS))
+        .isLessThan(files.requests(S3Api.DELETE_OBJECTS));
+    // The table's publication lock, and the two records of the publication: its own generation
+    // before the call, what it superseded after.
     assertThat(published.requests(S3Api.PUT_OBJECT))
-        .isEqualTo(files.requests(S3Api.PUT_OBJECT) + 2);
+        .isEqualTo(files.requests(S3Api.PUT_OBJECT) + 3);
+  }
+
+  @Test
+  void twoAppendsToOnePartitionAtOnceKeepEveryRowOfBoth() throws Exception {
+    Table table = newTable("metastore", "1h");
+    run(table, "insert", Map.of(0, 5, 1, 5));
+    // The first publication to copy pauses before its metastore call: without the table's lock
+    // the other would copy the same files meanwhile and its call would drop the first's rows.
+    AtomicBoolean paused = new AtomicBoolean();
+    MetastorePublication.stepHook =
+        step -> {
+          if (step.equals("copied") && paused.compareAndSet(false, true)) {
+            try {
+              Thread.sleep(2_000);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        };
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      List<java.util.concurrent.Future<?>> statements = new ArrayList<>();
+      for (int rows : new int[] {7, 11}) {
+        statements.add(
+            pool.submit(
+                () ->
+                    spark.sql(
+                        "INSERT INTO "
+                            + table.name()
+                            + " SELECT id, 'x', 0 FROM range("
+                            + rows
+                            + ")")));
+      }
+      for (java.util.concurrent.Future<?> statement : statements) {
+        statement.get();
+      }
+    } finally {
+      pool.shutdown();
+    }
+    assertThat(paused).isTrue();
+    assertThat(table.reader().observe().rowsByPartition()).isEqualTo(Map.of("p=0", 23L, "p=1", 5L));
+    assertThat(table.view().keys("events/_generations/"))
+        .noneMatch(k -> k.endsWith(dev.writeonce.shim.InsertLockHolder.OBJECT_NAME));
   }
 
   private List<String> liveLocations(Table table) {
