@@ -244,11 +244,13 @@ final class MetastorePublication {
             message -> LOG.info("Job {}: {}", runId, message));
     try {
       publishHoldingLock(store, written);
+      // Under the lock too: no other publication is then between its record and its call, the
+      // one moment its record names a generation that is complete but not yet published.
+      removeExpired(store);
     } finally {
       lock.release();
       lock = null;
     }
-    removeExpired(store);
   }
 
   private void publishHoldingLock(StoreGateway store, Set<String> written) throws IOException {
