@@ -346,11 +346,13 @@ final class MetastorePublication {
         underRoot(old.location()).ifPresent(superseded::add);
       }
     }
+    boolean emptied = false;
     if (!append && !dynamic) {
       for (Map.Entry<String, CatalogTablePartition> entry : existing.entrySet()) {
         CatalogTablePartition old = entry.getValue();
         if (!written.contains(entry.getKey()) && matchesStaticSpec(old)) {
           altered.add(withLocation(old, emptyKey));
+          emptied = true;
           underRoot(old.location()).ifPresent(superseded::add);
         }
       }
@@ -362,7 +364,7 @@ final class MetastorePublication {
     step("copied");
     ensureLockHeld();
     boolean twoSteps = !created.isEmpty() && !altered.isEmpty();
-    if (twoSteps || altered.stream().anyMatch(p -> normalized(p.location()).endsWith("/empty"))) {
+    if (twoSteps || emptied) {
       // A directory marker, so that every reader finds the empty location it is sent to. Not
       // empty itself: Ceph RGW 16 refuses an empty body sent with a trailing checksum.
       store.putObject(emptyKey, EMPTY_MARKER, false);
