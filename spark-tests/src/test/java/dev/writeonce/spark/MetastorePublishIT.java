@@ -3,6 +3,7 @@ package dev.writeonce.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.publish.Publication;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
@@ -71,7 +72,7 @@ class MetastorePublishIT implements StoreLifecycle {
 
   @AfterEach
   void noCut() {
-    MetastorePublication.stepHook = step -> {};
+    Publication.stepHook = step -> {};
   }
 
   /** A fresh partitioned Parquet table at the root of a fresh bucket. */
@@ -247,7 +248,7 @@ class MetastorePublishIT implements StoreLifecycle {
       Table table = newTable("metastore", "0s");
       run(table, "insert", Map.of(0, 4, 1, 5, 2, 6));
       Map<String, Long> before = table.reader().observe().rowsByPartition();
-      MetastorePublication.stepHook =
+      Publication.stepHook =
           step -> {
             if (step.equals(cut)) {
               throw new IllegalStateException("cut at " + step);
@@ -256,7 +257,7 @@ class MetastorePublishIT implements StoreLifecycle {
       assertThatThrownBy(() -> run(table, "insert", Map.of(0, 10, 1, 20)))
           .as("cut at %s", cut)
           .hasStackTraceContaining("cut at " + cut);
-      MetastorePublication.stepHook = step -> {};
+      Publication.stepHook = step -> {};
       Map<String, Long> after = table.reader().observe().rowsByPartition();
       Map<String, Long> whole = Map.of("p=0", 14L, "p=1", 25L, "p=2", 6L);
       if (cut.equals("committed") || cut.equals("copied")) {
@@ -395,7 +396,7 @@ class MetastorePublishIT implements StoreLifecycle {
     // The first publication to copy pauses before its metastore call: without the table's lock
     // the other would copy the same files meanwhile and its call would drop the first's rows.
     AtomicBoolean paused = new AtomicBoolean();
-    MetastorePublication.stepHook =
+    Publication.stepHook =
         step -> {
           if (step.equals("copied") && paused.compareAndSet(false, true)) {
             try {

@@ -1,9 +1,10 @@
-package dev.writeonce.spark;
+package dev.writeonce.publish;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.model.Destination;
+import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.Test;
 
@@ -59,13 +60,24 @@ class GenerationsTest {
   @Test
   void theModeIsFilesUnlessSetAndAnUnknownValueNamesTheSettingAndBothValues() {
     Configuration conf = new Configuration(false);
-    assertThat(MetastorePublication.requested(conf)).isFalse();
-    conf.set(MetastorePublication.MODE, "metastore");
-    assertThat(MetastorePublication.requested(conf)).isTrue();
-    conf.set(MetastorePublication.MODE, "catalog");
-    assertThatThrownBy(() -> MetastorePublication.requested(conf))
+    assertThat(Publication.requested(conf)).isFalse();
+    conf.set(Publication.MODE, "metastore");
+    assertThat(Publication.requested(conf)).isTrue();
+    conf.set(Publication.MODE, "catalog");
+    assertThatThrownBy(() -> Publication.requested(conf))
         .hasMessageContaining("writeonce.publish=catalog")
         .hasMessageContaining("'files'")
         .hasMessageContaining("'metastore'");
+  }
+
+  @Test
+  void aCopyIntoAGenerationNeverReplacesAFileTheStatementWroteThere() {
+    // Hive names a statement's files 000000_0 whatever the partition holds: the copies give way.
+    Set<String> written = Set.of("000000_0", "000000_0_copy_1", "part-1.gz");
+    assertThat(Publication.freeName("000001_0", written)).isEqualTo("000001_0");
+    assertThat(Publication.freeName("000000_0", written)).isEqualTo("000000_0_copy_2");
+    assertThat(Publication.freeName("part-1.gz", written)).isEqualTo("part-1_copy_1.gz");
+    assertThat(Publication.freeName("sub.dir/000000_0", Set.of("sub.dir/000000_0")))
+        .isEqualTo("sub.dir/000000_0_copy_1");
   }
 }

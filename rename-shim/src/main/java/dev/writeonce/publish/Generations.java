@@ -1,4 +1,4 @@
-package dev.writeonce.spark;
+package dev.writeonce.publish;
 
 import dev.writeonce.core.model.Destination;
 
@@ -14,18 +14,18 @@ import dev.writeonce.core.model.Destination;
  * writes after its metastore call, naming the locations it superseded; a later statement removes
  * what it names once the grace period has passed on the store's clock.
  */
-final class Generations {
+public final class Generations {
 
-  static final String DIR = "_generations/";
-  static final String RETIRED = DIR + "_retired/";
+  public static final String DIR = "_generations/";
+  public static final String RETIRED = DIR + "_retired/";
 
   /** The directory that emptied and not-yet-published partitions point at: it holds no file. */
-  static final String EMPTY = "empty/";
+  public static final String EMPTY = "empty/";
 
   private Generations() {}
 
   /** The table's root: the parent of a generation when the path is an unpartitioned table's. */
-  static String rootOf(String path) {
+  public static String rootOf(String path) {
     String trimmed = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
     int marker = trimmed.lastIndexOf("/" + DIR);
     if (marker >= 0 && trimmed.indexOf('/', marker + 1 + DIR.length()) < 0) {
@@ -35,17 +35,17 @@ final class Generations {
   }
 
   /** The key prefix of a run's generation, relative to the table's root. */
-  static String runDir(String runId) {
+  public static String runDir(String runId) {
     return DIR + runId + "/";
   }
 
   /** The path of a partition's generation relative to the root ({@code ""} for the table). */
-  static String partitionDir(String runId, String fragment) {
+  public static String partitionDir(String runId, String fragment) {
     return runDir(runId) + (fragment.isEmpty() ? "" : fragment + "/");
   }
 
   /** The retire record of a run. */
-  static String retiredKey(Destination root, String runId) {
+  public static String retiredKey(Destination root, String runId) {
     return root.prefix() + RETIRED + runId;
   }
 
@@ -53,7 +53,7 @@ final class Generations {
    * The partition path of a key this run wrote, from its key: the part between the run's directory
    * and the file name, or {@code ""} for an unpartitioned table.
    */
-  static String fragmentOf(Destination root, String runId, String key) {
+  public static String fragmentOf(Destination root, String runId, String key) {
     String dir = root.prefix() + runDir(runId);
     if (!key.startsWith(dir)) {
       throw new IllegalArgumentException(
@@ -65,7 +65,7 @@ final class Generations {
   }
 
   /** True when no segment of a path relative to a location is hidden from readers. */
-  static boolean visibleToReaders(String relative) {
+  public static boolean visibleToReaders(String relative) {
     for (String segment : relative.split("/")) {
       if (segment.startsWith("_") || segment.startsWith(".")) {
         return false;
