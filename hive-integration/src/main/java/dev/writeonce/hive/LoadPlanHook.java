@@ -1,6 +1,7 @@
 package dev.writeonce.hive;
 
 import dev.writeonce.core.model.LoadPlan;
+import dev.writeonce.publish.Publication;
 import dev.writeonce.shim.InsertLockHolder;
 import dev.writeonce.shim.RenameShimFileSystem;
 import java.io.IOException;
@@ -43,6 +44,11 @@ import org.slf4j.LoggerFactory;
  * table's insert lock ({@link InsertLockHolder}) before such a statement's jobs run, waiting while
  * another statement holds it, and releases it after the statement, in the post-execution or the
  * failure hook. Two requests per INSERT INTO, none for other statements.
+ *
+ * <p>With {@code writeonce.publish=metastore}, a statement's loads of native tables move into the
+ * statement's generation of the table instead, and the post-execution hook publishes them with one
+ * metastore call each ({@link HivePublication}); the failure hook removes what a failed statement
+ * left unpublished. Such loads keep their files' names and take no insert lock.
  */
 public class LoadPlanHook implements ExecuteWithHookContext {
 
@@ -53,6 +59,9 @@ public class LoadPlanHook implements ExecuteWithHookContext {
 
   private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
 
+  /** The publications of each running statement in metastore publish mode, by query id. */
+  private static final Map<String, List<HivePublication>> PUBLICATIONS = new ConcurrentHashMap<>();
+
   /** The insert locks each running statement holds, by query id. */
   private static final Map<String, List<InsertLockHolder>> LOCKS = new ConcurrentHashMap<>();
 
@@ -60,7 +69,8 @@ public class LoadPlanHook implements ExecuteWithHookContext {
   public void run(HookContext context) throws Exception {
     switch (context.getHookType()) {
       case PRE_EXEC_HOOK -> beforeStatement(context);
-      case POST_EXEC_HOOK, ON_FAILURE_HOOK -> releaseLocks(context.getQueryPlan().getQueryId());
+      case POST_EXEC_HOOK -> afterStatement(context.getQueryPlan().getQueryId());
+      case ON_FAILURE_HOOK -> afterFailure(context.getQueryPlan().getQueryId());
       default -> {}
     }
   }
@@ -71,7 +81,21 @@ public class LoadPlanHook implements ExecuteWithHookContext {
     String statement = context.getQueryPlan().getQueryId();
     Map<Path, Map<String, LoadPlan.Load>> plans = new LinkedHashMap<>();
     Set<Path> lockDirectories = new TreeSet<>();
-    for (MoveWork move : moves(context.getQueryPlan().getRootTasks())) {
+    List<Task<?>> moveTasks = moveTasks(context.getQueryPlan().getRootTasks());
+    if (Publication.requested(conf)) {
+      // Before the load plans: a published load becomes a move into the statement's generation.
+      List<HivePublication> publications = new ArrayList<>();
+      for (Task<?> task : moveTasks) {
+        String runId =
+            publications.isEmpty() ? statement : statement + "-" + (publications.size() + 1);
+        HivePublication.plan(task, conf, runId).ifPresent(publications::add);
+      }
+      if (!publications.isEmpty()) {
+        PUBLICATIONS.put(statement, publications);
+      }
+    }
+    for (Task<?> task : moveTasks) {
+      MoveWork move = (MoveWork) task.getWork();
       LoadTableDesc table = move.getLoadTableWork();
       if (table != null && table.getSourcePath() != null) {
         LoadPlan.Mode mode =
@@ -159,6 +183,32 @@ public class LoadPlanHook implements ExecuteWithHookContext {
     LOG.debug("{}: insert locks on {}", statement, directories);
   }
 
+  /** Publishes what the statement's loads moved into generations, then releases its locks. */
+  private static void afterStatement(String statement) throws IOException {
+    try {
+      List<HivePublication> publications = PUBLICATIONS.getOrDefault(statement, List.of());
+      while (!publications.isEmpty()) {
+        publications.get(0).publish();
+        publications.remove(0);
+      }
+      PUBLICATIONS.remove(statement);
+    } finally {
+      releaseLocks(statement);
+    }
+  }
+
+  /** Removes the generations a failed statement left unpublished, then releases its locks. */
+  private static void afterFailure(String statement) {
+    try {
+      List<HivePublication> publications = PUBLICATIONS.remove(statement);
+      if (publications != null) {
+        publications.forEach(HivePublication::discard);
+      }
+    } finally {
+      releaseLocks(statement);
+    }
+  }
+
   private static void releaseLocks(String statement) {
     List<InsertLockHolder> held = LOCKS.remove(statement);
     if (held != null) {
@@ -193,9 +243,9 @@ public class LoadPlanHook implements ExecuteWithHookContext {
     LOG.debug("load plan for {}: {}", root, plan);
   }
 
-  /** Every MoveWork of the plan, conditional branches included. */
-  private static List<MoveWork> moves(List<Task<?>> roots) {
-    List<MoveWork> found = new ArrayList<>();
+  /** Every task of the plan doing a MoveWork, conditional branches included. */
+  private static List<Task<?>> moveTasks(List<Task<?>> roots) {
+    List<Task<?>> found = new ArrayList<>();
     Deque<Task<?>> pending = new ArrayDeque<>(roots);
     Set<Task<?>> seen = new HashSet<>();
     while (!pending.isEmpty()) {
@@ -203,8 +253,8 @@ public class LoadPlanHook implements ExecuteWithHookContext {
       if (!seen.add(task)) {
         continue;
       }
-      if (task.getWork() instanceof MoveWork move) {
-        found.add(move);
+      if (task.getWork() instanceof MoveWork) {
+        found.add(task);
       }
       if (task instanceof ConditionalTask conditional && conditional.getListTasks() != null) {
         pending.addAll(conditional.getListTasks());

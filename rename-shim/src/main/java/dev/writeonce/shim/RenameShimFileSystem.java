@@ -2,6 +2,7 @@ package dev.writeonce.shim;
 
 import dev.writeonce.core.model.LoadPlan;
 import dev.writeonce.core.store.S3StoreGateway;
+import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.store.check.StoreTrust;
 import dev.writeonce.core.upload.OwnCreateFileBuilder;
 import java.io.IOException;
@@ -121,6 +122,16 @@ public class RenameShimFileSystem extends S3AFileSystem {
             shim.config.leaseMillis(),
             shim.shim.insertWaitMillis(),
             progress));
+  }
+
+  /**
+   * The store of a table whose statements publish through the metastore ({@code
+   * dev.writeonce.publish.Publication}): its lock, records and copies go straight to the store,
+   * once the store is known to honour conditional requests.
+   */
+  public StoreGateway publicationStore(Path tableRoot) throws IOException {
+    requireTrustedStore(new Path(tableRoot, "lock"), "publication lock on " + tableRoot);
+    return shim.gateway;
   }
 
   /** What this instance has done so far. */
