@@ -64,6 +64,21 @@ public final class Generations {
     return slash < 0 ? "" : relative.substring(0, slash);
   }
 
+  /**
+   * True when a path relative to a generation lies in a directory whose name starts with '.': the
+   * staging directory of a statement that may still be writing ({@code .hive-staging_...}).
+   */
+  public static boolean inStaging(String relative) {
+    String[] segments = relative.split("/");
+    int directories = relative.endsWith("/") ? segments.length : segments.length - 1;
+    for (int i = 0; i < directories; i++) {
+      if (segments[i].startsWith(".")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** True when no segment of a path relative to a location is hidden from readers. */
   public static boolean visibleToReaders(String relative) {
     for (String segment : relative.split("/")) {

@@ -71,6 +71,9 @@ public final class Publication {
 
   private static final String COPY_KEYWORD = "_copy_";
 
+  /** The first line of a record written before the metastore call. */
+  static final String PENDING = "# pending: names the generation of a statement before its call";
+
   private static final long MAX_COPY_BYTES = 5L * 1024 * 1024 * 1024;
 
   private static final byte[] EMPTY_MARKER =
@@ -217,7 +220,7 @@ public final class Publication {
     // Until the call lands, the record names this run's own generation: a process that dies
     // before it leaves the generation for a later statement to remove. Anything a location names
     // is never removed, so a call that landed keeps its generation.
-    retire(store, List.of(root.keyOf(Generations.runDir(runId))));
+    retire(store, List.of(root.keyOf(Generations.runDir(runId))), true);
     step("committed");
     List<String> superseded = new ArrayList<>();
     try {
@@ -245,7 +248,7 @@ public final class Publication {
     }
     table.published();
     step("published");
-    retire(store, superseded);
+    retire(store, superseded, false);
     step("retired");
   }
 
@@ -267,7 +270,7 @@ public final class Publication {
     String target = root.keyOf(Generations.runDir(runId));
     if (append) {
       copyInto(store, old, target);
-      retire(store, List.of(root.keyOf(Generations.runDir(runId))));
+      retire(store, List.of(root.keyOf(Generations.runDir(runId))), true);
     }
     step("copied");
     ensureLockHeld();
@@ -308,7 +311,7 @@ public final class Publication {
     }
     if (append && !altered.isEmpty()) {
       // Copies take time: the record's age must count from just before the call.
-      retire(store, List.of(root.keyOf(Generations.runDir(runId))));
+      retire(store, List.of(root.keyOf(Generations.runDir(runId))), true);
     }
     step("copied");
     ensureLockHeld();
@@ -408,10 +411,15 @@ public final class Publication {
     }
   }
 
-  /** Writes the record naming what this statement superseded; a failure only leaves them. */
-  private void retire(StoreGateway store, List<String> prefixes) {
+  /**
+   * Writes the record naming what this statement superseded; a failure only leaves them. A pending
+   * record (written before the call, naming the statement's own generation) starts with {@value
+   * #PENDING}: its age says nothing of when that generation stopped being read.
+   */
+  private void retire(StoreGateway store, List<String> prefixes, boolean pending) {
     // Written even when empty: it replaces the record naming this run's own generation.
-    String text = String.join("\n", new LinkedHashSet<>(prefixes)) + "\n";
+    String text =
+        (pending ? PENDING + "\n" : "") + String.join("\n", new LinkedHashSet<>(prefixes)) + "\n";
     String key = Generations.retiredKey(root, runId);
     try {
       store.putObject(key, text.getBytes(StandardCharsets.UTF_8), false);
@@ -447,21 +455,49 @@ public final class Publication {
       }
       List<String> live = liveLocationPrefixes();
       int removed = 0;
+      int restarted = 0;
       for (ObjectInfo record : due) {
         Optional<byte[]> text = store.getObject(record.key());
         if (text.isEmpty()) {
           continue; // another statement removed it
         }
+        List<String> lines = List.of(new String(text.get(), StandardCharsets.UTF_8).split("\n"));
+        if (!lines.isEmpty() && lines.get(0).equals(PENDING)) {
+          // The statement never wrote its record after the call: it failed, died, or lost the
+          // answer of a call that landed. Readers may have read its generation until just now, so
+          // the grace starts again from here, once no location names it; while one does, the
+          // record waits.
+          List<String> named = lines.subList(1, lines.size());
+          boolean read =
+              named.stream()
+                  .anyMatch(
+                      line ->
+                          !line.isBlank()
+                              && live.stream().anyMatch(prefix -> prefix.startsWith(line)));
+          if (!read) {
+            store.putObject(
+                record.key(),
+                (String.join("\n", named) + "\n").getBytes(StandardCharsets.UTF_8),
+                false);
+            restarted++;
+          }
+          continue;
+        }
         List<String> doomed = new ArrayList<>();
-        for (String line : new String(text.get(), StandardCharsets.UTF_8).split("\n")) {
+        for (String line : lines) {
           if (line.isBlank() || !line.startsWith(root.prefix())) {
             continue; // only what lies under this table's root is this table's to remove
           }
-          // A generation is removed whole; an older location only of what readers would read.
+          // A generation is removed whole but for the staging directories of statements still
+          // writing through it (Hive stages a partition's files under its location); an older
+          // location only of what readers would read.
           boolean generation = line.startsWith(root.keyOf(Generations.DIR));
           for (ObjectInfo object : store.listObjects(line)) {
             String relative = object.key().substring(line.length());
-            boolean ours = generation || Generations.visibleToReaders(relative);
+            boolean ours =
+                generation
+                    ? !Generations.inStaging(relative)
+                    : Generations.visibleToReaders(relative);
             if (ours && live.stream().noneMatch(object.key()::startsWith)) {
               doomed.add(object.key());
             }
@@ -474,11 +510,14 @@ public final class Publication {
         removed += doomed.size();
       }
       LOG.info(
-          "{}: removed {} files of {} superseded generations of {}, older than {} ms",
+          "{}: removed {} files of {} superseded generations of {}, older than {} ms; {} left by"
+              + " statements that never recorded their end wait another {} ms",
           who,
           removed,
-          due.size(),
+          due.size() - restarted,
           table.name(),
+          graceMillis,
+          restarted,
           graceMillis);
     } catch (IOException | RuntimeException e) {
       LOG.warn(

@@ -80,4 +80,13 @@ class GenerationsTest {
     assertThat(Publication.freeName("sub.dir/000000_0", Set.of("sub.dir/000000_0")))
         .isEqualTo("sub.dir/000000_0_copy_1");
   }
+
+  @Test
+  void aStatementStagingUnderAnOldGenerationKeepsItsStagingWhenTheGenerationIsRemoved() {
+    assertThat(Generations.inStaging("p=0/.hive-staging_hive_1/-ext-10000/000000_0")).isTrue();
+    assertThat(Generations.inStaging("p=0/.hive-staging_hive_1/")).isTrue();
+    assertThat(Generations.inStaging("p=0/000000_0")).isFalse();
+    assertThat(Generations.inStaging("p=0/.000000_0.crc")).isFalse();
+    assertThat(Generations.inStaging("empty/")).isFalse();
+  }
 }

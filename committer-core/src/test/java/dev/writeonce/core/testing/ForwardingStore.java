@@ -29,6 +29,11 @@ public class ForwardingStore implements StoreGateway {
   }
 
   @Override
+  public String copyObject(String sourceKey, String targetKey) throws StoreException {
+    return delegate.copyObject(sourceKey, targetKey);
+  }
+
+  @Override
   public String createUpload(String key) throws StoreException {
     return delegate.createUpload(key);
   }

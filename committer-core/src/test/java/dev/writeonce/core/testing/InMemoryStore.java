@@ -193,6 +193,19 @@ public final class InMemoryStore implements StoreGateway {
   }
 
   @Override
+  public String copyObject(String sourceKey, String targetKey) throws StoreException {
+    counters.increment(RequestType.COPY_OBJECT);
+    StoredObject source = objects.get(sourceKey);
+    if (source == null) {
+      throw new StoreException(
+          ErrorKind.NOT_FOUND, 404, "CopyObject " + sourceKey + ": NoSuchKey", null);
+    }
+    StoredObject copy = new StoredObject(source.data(), source.etag(), clock.incrementAndGet());
+    objects.put(targetKey, copy);
+    return copy.etag();
+  }
+
+  @Override
   public Optional<byte[]> getObject(String key) {
     counters.increment(RequestType.GET_OBJECT);
     return Optional.ofNullable(objects.get(key)).map(o -> o.data().clone());
