@@ -109,9 +109,10 @@ final class HivePublication {
         || load.isDirectInsert()
         || AcidUtils.isTransactionalTable(table)
         || table.isNonNative()
-        || table.isStoredAsSubDirectories()) {
+        || table.isStoredAsSubDirectories()
+        || table.getNumBuckets() > 0) {
       LOG.info(
-          "{}=metastore covers native non-transactional tables; {} loads in place",
+          "{}=metastore covers native, non-transactional, unbucketed tables; {} loads in place",
           Publication.MODE,
           name);
       return Optional.empty();
