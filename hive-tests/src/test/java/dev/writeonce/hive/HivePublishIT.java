@@ -290,7 +290,9 @@ class HivePublishIT implements StoreLifecycle {
                 reading.acquireUninterruptibly();
                 try {
                   observed = observe(client, readerConf, table);
-                } catch (FileNotFoundException e) {
+                } catch (IOException e) {
+                  // A file listed and then gone, or replaced under the same name (S3A's change
+                  // detection refuses to read on): a read that failed.
                   mismatches.add("failed read: " + e.getMessage());
                   seen++;
                   continue;
@@ -396,6 +398,9 @@ class HivePublishIT implements StoreLifecycle {
           new BufferedReader(
               new InputStreamReader(fs.open(file.getPath()), StandardCharsets.UTF_8))) {
         count += in.lines().count();
+      } catch (java.io.UncheckedIOException e) {
+        // The stream opens lazily: a file listed and then gone fails on its first read.
+        throw e.getCause();
       }
     }
     return count;
