@@ -43,18 +43,22 @@ final class EmbeddedHive implements AutoCloseable {
 
   private final HiveConf conf;
   private final SessionState session;
+  private final Path scratch;
 
-  private EmbeddedHive(HiveConf conf, SessionState session) {
+  private EmbeddedHive(HiveConf conf, SessionState session, Path scratch) {
     this.conf = conf;
     this.session = session;
+    this.scratch = scratch;
   }
 
   /**
-   * Starts Hive with the store's settings, the local runner, a Derby metastore under scratch and
-   * the given extra settings (the module's recommended Hive settings, the shim).
+   * Starts Hive with the store's settings, the local runner, a Derby metastore in a new scratch
+   * directory (removed by {@link #close}) and the given extra settings (the module's recommended
+   * Hive settings, the shim).
    */
-  static EmbeddedHive start(Configuration storeSettings, Path scratch, Map<String, String> settings)
+  static EmbeddedHive start(Configuration storeSettings, Map<String, String> settings)
       throws IOException {
+    Path scratch = Files.createTempDirectory("writeonce-hive");
     // Derby logs to its working directory unless told otherwise.
     System.setProperty("derby.stream.error.file", scratch.resolve("derby.log").toString());
     Configuration site = new Configuration(false);
@@ -109,7 +113,7 @@ final class EmbeddedHive implements AutoCloseable {
     HiveConf conf = new HiveConf(SessionState.class);
     SessionState session = new SessionState(conf);
     SessionState.start(session);
-    return new EmbeddedHive(conf, session);
+    return new EmbeddedHive(conf, session, scratch);
   }
 
   /**
@@ -198,6 +202,12 @@ final class EmbeddedHive implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
-    session.close();
+    try {
+      session.close();
+    } finally {
+      try (var paths = Files.walk(scratch)) {
+        paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+      }
+    }
   }
 }

@@ -19,7 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -57,7 +56,6 @@ class HivePublishIT implements StoreLifecycle {
       org.slf4j.LoggerFactory.getLogger(HivePublishIT.class);
 
   private TestStore store;
-  private Path scratch;
   private EmbeddedHive hive;
   private String bucket;
 
@@ -68,11 +66,10 @@ class HivePublishIT implements StoreLifecycle {
   public void startOn(TestStore store) throws Exception {
     this.store = store;
     figures.clear();
-    scratch = Files.createTempDirectory("writeonce-hive-publish");
     bucket = store.newBucket("hive-publish");
     Configuration settings = store.configure(new Configuration(false));
     store.emptyObjectSettings().forEach(settings::set);
-    hive = EmbeddedHive.start(settings, scratch, HiveShimIT.shippedSettings(bucket));
+    hive = EmbeddedHive.start(settings, HiveShimIT.shippedSettings(bucket));
     hive.conf().set("hive.exec.dynamic.partition.mode", "nonstrict");
     hive.execute("CREATE DATABASE pub LOCATION 's3a://" + bucket + "/warehouse/'");
   }
@@ -84,11 +81,6 @@ class HivePublishIT implements StoreLifecycle {
     Files.write(out, figures);
     if (hive != null) {
       hive.close();
-    }
-    if (scratch != null) {
-      try (var paths = Files.walk(scratch)) {
-        paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-      }
     }
   }
 

@@ -16,7 +16,6 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -57,7 +56,6 @@ class HiveShimIT implements StoreLifecycle {
     return store;
   }
 
-  private Path scratch;
   private EmbeddedHive hive;
   private String plainBucket;
   private String shimBucket;
@@ -81,14 +79,13 @@ class HiveShimIT implements StoreLifecycle {
   @Override
   public void startOn(TestStore store) throws Exception {
     this.store = store;
-    scratch = Files.createTempDirectory("writeonce-hive");
     plainBucket = store().newBucket("hive-plain");
     shimBucket = store().newBucket("hive-shim");
     Configuration settings = store().configure(new Configuration(false));
     // Hive writes empty objects (directory markers) with or without the shim.
     store().emptyObjectSettings().forEach(settings::set);
     Map<String, String> shipped = shippedSettings(shimBucket);
-    hive = EmbeddedHive.start(settings, scratch, shipped);
+    hive = EmbeddedHive.start(settings, shipped);
     hive.conf().set("hive.exec.dynamic.partition.mode", "nonstrict");
   }
 
@@ -96,11 +93,6 @@ class HiveShimIT implements StoreLifecycle {
   public void stopOn(TestStore store) throws Exception {
     if (hive != null) {
       hive.close();
-    }
-    if (scratch != null) {
-      try (var paths = Files.walk(scratch)) {
-        paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-      }
     }
   }
 
