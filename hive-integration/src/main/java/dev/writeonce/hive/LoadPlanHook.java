@@ -82,7 +82,22 @@ public class LoadPlanHook implements ExecuteWithHookContext {
     Map<Path, Map<String, LoadPlan.Load>> plans = new LinkedHashMap<>();
     Set<Path> lockDirectories = new TreeSet<>();
     List<Task<?>> moveTasks = moveTasks(context.getQueryPlan().getRootTasks());
-    if (Publication.requested(conf)) {
+    if (Publication.requested(conf) && hasConditionalMoves(context.getQueryPlan().getRootTasks())) {
+      // Only one branch of a conditional runs (the small-file merge's): a load moved into a
+      // generation in a branch that does not run would publish its partition empty.
+      LOG.info("{}: loads through a conditional merge, in place", statement);
+      warnAbout(
+          List.of(
+              new HiveSettingsCheck.Finding(
+                  Publication.MODE,
+                  "metastore",
+                  "a statement that loads its tables through Hive's conditional small-file merge"
+                      + " loads them in place, where readers can see it partly: only one branch of"
+                      + " the merge runs, and a load published from the other would empty its"
+                      + " partition.",
+                  "set hive.merge.mapfiles, hive.merge.mapredfiles and hive.merge.tezfiles to"
+                      + " false.")));
+    } else if (Publication.requested(conf)) {
       // Before the load plans: a published load becomes a move into the statement's generation.
       List<HivePublication> publications = new ArrayList<>();
       for (Task<?> task : moveTasks) {
@@ -241,6 +256,27 @@ public class LoadPlanHook implements ExecuteWithHookContext {
     }
     shim.putLoadPlan(root, plan);
     LOG.debug("load plan for {}: {}", root, plan);
+  }
+
+  /** Whether a conditional task of the plan chooses between moves. */
+  private static boolean hasConditionalMoves(List<Task<?>> roots) {
+    Deque<Task<?>> pending = new ArrayDeque<>(roots);
+    Set<Task<?>> seen = new HashSet<>();
+    while (!pending.isEmpty()) {
+      Task<?> task = pending.pop();
+      if (!seen.add(task)) {
+        continue;
+      }
+      if (task instanceof ConditionalTask conditional
+          && conditional.getListTasks() != null
+          && !moveTasks(new ArrayList<>(conditional.getListTasks())).isEmpty()) {
+        return true;
+      }
+      if (task.getChildTasks() != null) {
+        pending.addAll(task.getChildTasks());
+      }
+    }
+    return false;
   }
 
   /** Every task of the plan doing a MoveWork, conditional branches included. */
