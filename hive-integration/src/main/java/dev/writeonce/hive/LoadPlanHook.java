@@ -259,7 +259,7 @@ public class LoadPlanHook implements ExecuteWithHookContext {
   }
 
   /** Whether a conditional task of the plan chooses between moves. */
-  private static boolean hasConditionalMoves(List<Task<?>> roots) {
+  static boolean hasConditionalMoves(List<Task<?>> roots) {
     Deque<Task<?>> pending = new ArrayDeque<>(roots);
     Set<Task<?>> seen = new HashSet<>();
     while (!pending.isEmpty()) {
