@@ -260,20 +260,12 @@ public class LoadPlanHook implements ExecuteWithHookContext {
 
   /** Whether a conditional task of the plan chooses between moves. */
   static boolean hasConditionalMoves(List<Task<?>> roots) {
-    Deque<Task<?>> pending = new ArrayDeque<>(roots);
-    Set<Task<?>> seen = new HashSet<>();
-    while (!pending.isEmpty()) {
-      Task<?> task = pending.pop();
-      if (!seen.add(task)) {
-        continue;
-      }
+    for (Task<?> task : tasks(roots)) {
       if (task instanceof ConditionalTask conditional
           && conditional.getListTasks() != null
-          && !moveTasks(new ArrayList<>(conditional.getListTasks())).isEmpty()) {
+          && conditional.getListTasks().stream()
+              .anyMatch(branch -> !moveTasks(List.of(branch)).isEmpty())) {
         return true;
-      }
-      if (task.getChildTasks() != null) {
-        pending.addAll(task.getChildTasks());
       }
     }
     return false;
@@ -281,6 +273,11 @@ public class LoadPlanHook implements ExecuteWithHookContext {
 
   /** Every task of the plan doing a MoveWork, conditional branches included. */
   private static List<Task<?>> moveTasks(List<Task<?>> roots) {
+    return tasks(roots).stream().filter(task -> task.getWork() instanceof MoveWork).toList();
+  }
+
+  /** Every task of the plan, once each, conditional branches included. */
+  private static List<Task<?>> tasks(List<Task<?>> roots) {
     List<Task<?>> found = new ArrayList<>();
     Deque<Task<?>> pending = new ArrayDeque<>(roots);
     Set<Task<?>> seen = new HashSet<>();
@@ -289,9 +286,7 @@ public class LoadPlanHook implements ExecuteWithHookContext {
       if (!seen.add(task)) {
         continue;
       }
-      if (task.getWork() instanceof MoveWork) {
-        found.add(task);
-      }
+      found.add(task);
       if (task instanceof ConditionalTask conditional && conditional.getListTasks() != null) {
         pending.addAll(conditional.getListTasks());
       }
