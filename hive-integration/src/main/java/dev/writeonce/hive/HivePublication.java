@@ -1,11 +1,11 @@
 package dev.writeonce.hive;
 
 import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.publish.Generations;
+import dev.writeonce.core.publish.MetastoreTable;
+import dev.writeonce.core.publish.Publication;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
-import dev.writeonce.publish.Generations;
-import dev.writeonce.publish.MetastoreTable;
-import dev.writeonce.publish.Publication;
 import dev.writeonce.shim.RenameShimFileSystem;
 import java.io.IOException;
 import java.net.URI;

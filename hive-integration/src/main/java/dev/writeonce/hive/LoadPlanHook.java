@@ -1,8 +1,8 @@
 package dev.writeonce.hive;
 
+import dev.writeonce.core.lease.LeaseLock;
 import dev.writeonce.core.model.LoadPlan;
-import dev.writeonce.publish.Publication;
-import dev.writeonce.shim.InsertLockHolder;
+import dev.writeonce.core.publish.Publication;
 import dev.writeonce.shim.RenameShimFileSystem;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -41,9 +41,9 @@ import org.slf4j.LoggerFactory;
  * <p>A statement that adds files to a table (INSERT INTO) chooses their names from the files
  * already there when its tasks start, and its MoveTask chooses them again when it moves them. Two
  * such statements running at once on one table would choose the same names. So the hook takes the
- * table's insert lock ({@link InsertLockHolder}) before such a statement's jobs run, waiting while
- * another statement holds it, and releases it after the statement, in the post-execution or the
- * failure hook. Two requests per INSERT INTO, none for other statements.
+ * table's insert lock ({@link LeaseLock}) before such a statement's jobs run, waiting while another
+ * statement holds it, and releases it after the statement, in the post-execution or the failure
+ * hook. Two requests per INSERT INTO, none for other statements.
  *
  * <p>With {@code writeonce.publish=metastore}, a statement's loads of native tables move into the
  * statement's generation of the table instead, and the post-execution hook publishes them with one
@@ -63,7 +63,7 @@ public class LoadPlanHook implements ExecuteWithHookContext {
   private static final Map<String, List<HivePublication>> PUBLICATIONS = new ConcurrentHashMap<>();
 
   /** The insert locks each running statement holds, by query id. */
-  private static final Map<String, List<InsertLockHolder>> LOCKS = new ConcurrentHashMap<>();
+  private static final Map<String, List<LeaseLock>> LOCKS = new ConcurrentHashMap<>();
 
   @Override
   public void run(HookContext context) throws Exception {
@@ -181,19 +181,19 @@ public class LoadPlanHook implements ExecuteWithHookContext {
   /** Takes the insert locks in path order, so that two statements never wait for each other. */
   private static void takeLocks(String statement, Set<Path> directories, HiveConf conf)
       throws IOException {
-    List<InsertLockHolder> held = new ArrayList<>();
+    List<LeaseLock> held = new ArrayList<>();
     try {
       for (Path directory : directories) {
         RenameShimFileSystem shim = (RenameShimFileSystem) directory.getFileSystem(conf);
         shim.lockForInsert(directory, statement, LoadPlanHook::tell).ifPresent(held::add);
       }
     } catch (IOException | RuntimeException e) {
-      held.forEach(InsertLockHolder::release);
+      held.forEach(LeaseLock::release);
       throw e;
     }
-    List<InsertLockHolder> previous = LOCKS.put(statement, held);
+    List<LeaseLock> previous = LOCKS.put(statement, held);
     if (previous != null) {
-      previous.forEach(InsertLockHolder::release);
+      previous.forEach(LeaseLock::release);
     }
     LOG.debug("{}: insert locks on {}", statement, directories);
   }
@@ -225,9 +225,9 @@ public class LoadPlanHook implements ExecuteWithHookContext {
   }
 
   private static void releaseLocks(String statement) {
-    List<InsertLockHolder> held = LOCKS.remove(statement);
+    List<LeaseLock> held = LOCKS.remove(statement);
     if (held != null) {
-      held.forEach(InsertLockHolder::release);
+      held.forEach(LeaseLock::release);
     }
   }
 

@@ -3,8 +3,8 @@ package dev.writeonce.hive;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.publish.Publication;
 import dev.writeonce.hive.EmbeddedHive.Engine;
-import dev.writeonce.publish.Publication;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;

@@ -1,5 +1,6 @@
 package dev.writeonce.shim;
 
+import dev.writeonce.core.lease.LeaseLock;
 import dev.writeonce.core.model.LoadPlan;
 import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
@@ -102,32 +103,42 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   /**
    * Takes the insert lock of a directory for a statement that adds files whose names depend on the
-   * files already there (see {@link InsertLockHolder}), waiting up to {@link
-   * ShimConfig#INSERT_WAIT} for another statement holding it; empty when the shim is off for this
-   * bucket. The caller releases it once the statement's files are in place or it failed.
+   * files already there (see {@link LeaseLock}), waiting up to {@link ShimConfig#INSERT_WAIT} for
+   * another statement holding it; empty when the shim is off for this bucket. The caller releases
+   * it once the statement's files are in place or it failed.
    *
    * @param progress told when the statement waits, and when it takes over a lapsed lock
    */
-  public Optional<InsertLockHolder> lockForInsert(
+  public Optional<LeaseLock> lockForInsert(
       Path directory, String statement, Consumer<String> progress) throws IOException {
     if (!shim.enabled()) {
       return Optional.empty();
     }
     requireTrustedStore(new Path(directory, "lock"), "insert lock on " + directory);
+    String directoryKey = pathToKey(makeQualified(directory));
+    String key = (directoryKey.isEmpty() ? "" : directoryKey + "/") + LeaseLock.OBJECT_NAME;
+    String bucket = "s3a://" + shim.gateway.bucket() + "/";
     return Optional.of(
-        InsertLockHolder.acquireIn(
-            shim.gateway,
-            pathToKey(makeQualified(directory)),
-            statement,
-            shim.config.leaseMillis(),
-            shim.shim.insertWaitMillis(),
-            progress));
+        LeaseLock.acquire(
+            new LeaseLock.Request(
+                shim.gateway,
+                key,
+                bucket + key,
+                bucket + directoryKey,
+                statement,
+                shim.config.leaseMillis(),
+                shim.shim.insertWaitMillis(),
+                ShimConfig.INSERT_WAIT,
+                "add files to",
+                "Statements that add files to one table run one at a time through the rename"
+                    + " shim, because the names of their files depend on each other.",
+                progress)));
   }
 
   /**
    * The store of a table whose statements publish through the metastore ({@code
-   * dev.writeonce.publish.Publication}): its lock, records and copies go straight to the store,
-   * once the store is known to honour conditional requests.
+   * dev.writeonce.core.publish.Publication}): its lock, records and copies go straight to the
+   * store, once the store is known to honour conditional requests.
    */
   public StoreGateway publicationStore(Path tableRoot) throws IOException {
     requireTrustedStore(new Path(tableRoot, "lock"), "publication lock on " + tableRoot);

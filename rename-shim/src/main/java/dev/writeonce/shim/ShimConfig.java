@@ -81,7 +81,7 @@ public record ShimConfig(
 
   /**
    * How long a Hive statement that adds files to a table waits while another statement holds the
-   * table's insert lock ({@link InsertLockHolder}).
+   * table's insert lock ({@link dev.writeonce.core.lease.LeaseLock}).
    */
   public static final String INSERT_WAIT = PREFIX + "insert-wait";
 

@@ -1,9 +1,9 @@
 package dev.writeonce.spark;
 
+import dev.writeonce.core.publish.Generations;
+import dev.writeonce.core.publish.MetastoreTable;
+import dev.writeonce.core.publish.Publication;
 import dev.writeonce.core.store.StoreGateway;
-import dev.writeonce.publish.Generations;
-import dev.writeonce.publish.MetastoreTable;
-import dev.writeonce.publish.Publication;
 import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayList;

@@ -9,7 +9,7 @@ import dev.writeonce.core.json.ManifestFormats;
 import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.TaskManifest;
-import dev.writeonce.publish.Generations;
+import dev.writeonce.core.publish.Generations;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;

@@ -3,7 +3,7 @@ package dev.writeonce.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.writeonce.publish.Publication;
+import dev.writeonce.core.publish.Publication;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
@@ -434,7 +434,7 @@ class MetastorePublishIT implements StoreLifecycle {
     assertThat(paused).isTrue();
     assertThat(table.reader().observe().rowsByPartition()).isEqualTo(Map.of("p=0", 23L, "p=1", 5L));
     assertThat(table.view().keys("events/_generations/"))
-        .noneMatch(k -> k.endsWith(dev.writeonce.shim.InsertLockHolder.OBJECT_NAME));
+        .noneMatch(k -> k.endsWith(dev.writeonce.core.lease.LeaseLock.OBJECT_NAME));
   }
 
   private List<String> liveLocations(Table table) {

@@ -2,14 +2,13 @@ package dev.writeonce.core.engine;
 
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.JobRecordFormat;
+import dev.writeonce.core.lease.Renewer;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.store.StoreGateway;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,9 +28,6 @@ final class JobLease {
 
   private static final Logger LOG = LoggerFactory.getLogger(JobLease.class);
 
-  /** One daemon thread renews every lease of the process; a renewal is one small PUT. */
-  private static final ScheduledThreadPoolExecutor RENEWER = renewer();
-
   private static final Map<String, JobLease> HELD = new ConcurrentHashMap<>();
 
   private final StoreGateway store;
@@ -47,20 +43,6 @@ final class JobLease {
     this.record = record;
   }
 
-  private static ScheduledThreadPoolExecutor renewer() {
-    ScheduledThreadPoolExecutor renewer =
-        new ScheduledThreadPoolExecutor(
-            1,
-            runnable -> {
-              Thread thread = new Thread(runnable, "writeonce-job-lease");
-              thread.setDaemon(true);
-              return thread;
-            });
-    // A released lease leaves the queue at once, with the store and record it holds.
-    renewer.setRemoveOnCancelPolicy(true);
-    return renewer;
-  }
-
   private static String id(StoreGateway store, String key) {
     return store.bucket() + "/" + key;
   }
@@ -73,9 +55,7 @@ final class JobLease {
     if (previous != null) {
       previous.stop();
     }
-    long period = Math.max(1, record.leaseMillis() / 4);
-    lease.renewal =
-        RENEWER.scheduleWithFixedDelay(lease::renew, period, period, TimeUnit.MILLISECONDS);
+    lease.renewal = Renewer.every(record.leaseMillis() / 4, lease::renew);
   }
 
   /** Stops renewing the job's lease, after a renewal in flight has ended. */

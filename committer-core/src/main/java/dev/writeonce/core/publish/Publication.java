@@ -1,10 +1,10 @@
-package dev.writeonce.publish;
+package dev.writeonce.core.publish;
 
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.lease.LeaseLock;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
-import dev.writeonce.shim.InsertLockHolder;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -95,8 +95,11 @@ public final class Publication {
   private final long leaseMillis;
   private final long waitMillis;
 
+  /** The lock's clock, pauses and renewals: the process's, or a simulation's. */
+  private LeaseLock.Timing timing = LeaseLock.Timing.PROCESS;
+
   /** The table's publication lock while this statement holds it. */
-  private InsertLockHolder lock;
+  private LeaseLock lock;
 
   /** Set before the first call that may change the table: from then on its answer may be lost. */
   private volatile boolean metastoreCalled;
@@ -128,6 +131,12 @@ public final class Publication {
     this.leaseMillis = CommitterConfig.from(conf).leaseMillis();
   }
 
+  /** Gives the publication lock another clock, pause and renewals: for tests and simulations. */
+  public Publication withTiming(LeaseLock.Timing timing) {
+    this.timing = timing;
+    return this;
+  }
+
   /** True when the configuration asks for metastore publish mode. */
   public static boolean requested(Configuration conf) {
     String mode = conf.getTrimmed(MODE, "files").toLowerCase(Locale.ROOT);
@@ -157,18 +166,22 @@ public final class Publication {
   public void publish(StoreGateway store, Set<String> written) throws IOException {
     // One publication of a table at a time: an append copies what the partition holds when it
     // runs, and two appends publishing at once would each drop the other's files.
-    String lockKey = root.keyOf(Generations.DIR + InsertLockHolder.OBJECT_NAME);
+    String lockKey = root.keyOf(Generations.DIR + LeaseLock.OBJECT_NAME);
     lock =
-        InsertLockHolder.acquire(
-            store,
-            lockKey,
-            root.uriOf(lockKey),
-            rootPath,
-            who + " publishing to " + table.name(),
-            leaseMillis,
-            waitMillis,
-            WAIT,
-            message -> LOG.info("{}: {}", who, message));
+        LeaseLock.acquire(
+            new LeaseLock.Request(
+                store,
+                lockKey,
+                root.uriOf(lockKey),
+                rootPath,
+                who + " publishing to " + table.name(),
+                leaseMillis,
+                waitMillis,
+                WAIT,
+                "publish to",
+                "Statements publish to one table one at a time.",
+                message -> LOG.info("{}: {}", who, message)),
+            timing);
     try {
       publishHoldingLock(store, written);
       // Under the lock too: no other publication is then between its record and its call, the

@@ -1,4 +1,4 @@
-package dev.writeonce.publish;
+package dev.writeonce.core.publish;
 
 import dev.writeonce.core.model.Destination;
 

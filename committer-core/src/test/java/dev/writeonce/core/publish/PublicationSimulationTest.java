@@ -1,4 +1,4 @@
-package dev.writeonce.publish;
+package dev.writeonce.core.publish;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,8 +1,9 @@
-package dev.writeonce.shim;
+package dev.writeonce.core.lease;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.errors.LeaseLostException;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.InsertLockFormat;
 import dev.writeonce.core.model.InsertLock;
@@ -22,19 +23,25 @@ import org.junit.jupiter.api.Test;
  * taking over a lapsed lock exactly once, answers lost on the way, and a holder that learns it was
  * taken over.
  */
-class InsertLockHolderTest {
+class LeaseLockTest {
 
-  private static final String KEY = "warehouse/t/" + InsertLockHolder.OBJECT_NAME;
+  private static final String KEY = "warehouse/t/" + LeaseLock.OBJECT_NAME;
   private static final String URI = "s3a://bucket/" + KEY;
   private static final long LEASE = 10_000;
   private static final long WAIT = 60_000;
+  private static final String WAIT_SETTING = "writeonce.test.wait";
 
   private final InMemoryStore memory = new InMemoryStore("bucket");
   private final List<String> progress = new ArrayList<>();
 
-  private InsertLockHolder acquire(StoreGateway store, String statement, InsertLockHolder.Pause p)
+  private LeaseLock acquire(StoreGateway store, String statement, LeaseLock.Pause p)
       throws IOException {
-    return InsertLockHolder.acquire(
+    return LeaseLock.acquire(
+        request(store, statement), LeaseLock.Timing.manual(memory::clockMillis, p));
+  }
+
+  private LeaseLock.Request request(StoreGateway store, String statement) {
+    return new LeaseLock.Request(
         store,
         KEY,
         URI,
@@ -42,17 +49,17 @@ class InsertLockHolderTest {
         statement,
         LEASE,
         WAIT,
-        ShimConfig.INSERT_WAIT,
-        progress::add,
-        memory::clockMillis,
-        p);
+        WAIT_SETTING,
+        "add files to",
+        "Statements that add files to one table run one at a time.",
+        progress::add);
   }
 
-  private InsertLockHolder acquire(String statement, InsertLockHolder.Pause p) throws IOException {
+  private LeaseLock acquire(String statement, LeaseLock.Pause p) throws IOException {
     return acquire(memory, statement, p);
   }
 
-  private static InsertLockHolder.Pause neverWaits() {
+  private static LeaseLock.Pause neverWaits() {
     return millis -> {
       throw new AssertionError("did not expect to wait");
     };
@@ -64,10 +71,10 @@ class InsertLockHolderTest {
 
   @Test
   void aStatementWaitsWhileAnotherHoldsTheLockAndTakesItOnceReleased() throws Exception {
-    InsertLockHolder first = acquire("statement-1", neverWaits());
+    LeaseLock first = acquire("statement-1", neverWaits());
     AtomicInteger pauses = new AtomicInteger();
 
-    InsertLockHolder second =
+    LeaseLock second =
         acquire(
             "statement-2",
             millis -> {
@@ -83,7 +90,7 @@ class InsertLockHolderTest {
     assertThat(progress)
         .hasSize(1)
         .allMatch(line -> line.startsWith("waiting for statement statement-1"))
-        .allMatch(line -> line.contains(ShimConfig.INSERT_WAIT));
+        .allMatch(line -> line.contains(WAIT_SETTING));
     second.release();
     assertThat(memory.keys()).isEmpty();
   }
@@ -91,13 +98,13 @@ class InsertLockHolderTest {
   @Test
   void aLockWhoseHolderStoppedRenewingIsTakenOverAfterItsLeaseAndItsHolderLearnsItLostIt()
       throws Exception {
-    InsertLockHolder stalled = acquire("statement-1", neverWaits());
+    LeaseLock stalled = acquire("statement-1", neverWaits());
 
-    InsertLockHolder taker = acquire("statement-2", millis -> memory.advanceClock(millis));
+    LeaseLock taker = acquire("statement-2", millis -> memory.advanceClock(millis));
 
     assertThat(stored().holder()).isEqualTo("statement-2");
-    assertThat(progress).last().asString().startsWith("took over the insert lock " + URI);
-    assertThat(memory.clockMillis() - stalled.lock().claimedAtMillis()).isGreaterThan(LEASE);
+    assertThat(progress).last().asString().startsWith("took over the lock " + URI);
+    assertThat(progress).last().asString().contains("which lapsed at");
 
     stalled.renew();
     assertThat(stalled.isLost()).isTrue();
@@ -111,7 +118,7 @@ class InsertLockHolderTest {
 
   @Test
   void aHolderThatRenewsKeepsTheLockAndTheWaiterGivesUpNamingItAndTheSetting() throws Exception {
-    InsertLockHolder live = acquire("statement-1", neverWaits());
+    LeaseLock live = acquire("statement-1", neverWaits());
 
     assertThatThrownBy(
             () ->
@@ -124,7 +131,7 @@ class InsertLockHolderTest {
         .isInstanceOf(IOException.class)
         .hasMessageContaining("statement statement-1")
         .hasMessageContaining(URI)
-        .hasMessageContaining(ShimConfig.INSERT_WAIT)
+        .hasMessageContaining(WAIT_SETTING)
         .hasMessageContaining("lapses at");
 
     assertThat(live.isLost()).isFalse();
@@ -136,7 +143,7 @@ class InsertLockHolderTest {
   void twoWaitersCannotBothTakeOverOneLapsedLock() throws Exception {
     acquire("dead-statement", neverWaits());
     memory.advanceClock(LEASE + 1);
-    List<InsertLockHolder> third = new ArrayList<>();
+    List<LeaseLock> third = new ArrayList<>();
     AtomicInteger takeovers = new AtomicInteger();
     StoreGateway racing =
         new ForwardingStore(memory) {
@@ -155,7 +162,7 @@ class InsertLockHolderTest {
         };
     AtomicInteger pauses = new AtomicInteger();
 
-    InsertLockHolder second =
+    LeaseLock second =
         acquire(
             racing,
             "statement-2",
@@ -198,7 +205,7 @@ class InsertLockHolderTest {
           }
         };
 
-    InsertLockHolder held = acquire(losing, "statement-1", neverWaits());
+    LeaseLock held = acquire(losing, "statement-1", neverWaits());
     assertThat(stored().uuid()).isEqualTo(held.lock().uuid());
 
     memory.advanceClock(LEASE / 4);
@@ -223,14 +230,14 @@ class InsertLockHolderTest {
     assertThatThrownBy(() -> acquire("statement-1", neverWaits()))
         .isInstanceOf(IOException.class)
         .hasMessageContaining(URI)
-        .hasMessageContaining("not a writeonce insert lock");
+        .hasMessageContaining("not a writeonce lock");
     assertThat(new String(memory.content(KEY))).isEqualTo("written by another tool");
   }
 
   @Test
   void aHolderPausedPastItsLeaseNeverDeletesTheLockOfTheStatementThatTookItOver() throws Exception {
-    InsertLockHolder paused = acquire("statement-1", neverWaits());
-    InsertLockHolder taker = acquire("statement-2", millis -> memory.advanceClock(millis));
+    LeaseLock paused = acquire("statement-1", neverWaits());
+    LeaseLock taker = acquire("statement-2", millis -> memory.advanceClock(millis));
 
     // The paused holder resumes, finishes its statement and releases, with no renewal since.
     paused.release();
@@ -248,26 +255,19 @@ class InsertLockHolderTest {
 
   @Test
   void aWaiterWhoseClockRunsMinutesAheadNeverTakesOverALiveLock() throws Exception {
-    InsertLockHolder live = acquire("statement-1", neverWaits());
+    LeaseLock live = acquire("statement-1", neverWaits());
     long eightMinutes = 8 * 60_000L;
 
     assertThatThrownBy(
             () ->
-                InsertLockHolder.acquire(
-                    memory,
-                    KEY,
-                    URI,
-                    "s3a://bucket/warehouse/t",
-                    "statement-2",
-                    LEASE,
-                    WAIT,
-                    ShimConfig.INSERT_WAIT,
-                    progress::add,
-                    () -> memory.clockMillis() + eightMinutes,
-                    millis -> {
-                      memory.advanceClock(millis);
-                      live.renew();
-                    }))
+                LeaseLock.acquire(
+                    request(memory, "statement-2"),
+                    LeaseLock.Timing.manual(
+                        () -> memory.clockMillis() + eightMinutes,
+                        millis -> {
+                          memory.advanceClock(millis);
+                          live.renew();
+                        })))
         .hasMessageContaining("statement statement-1");
     assertThat(live.isLost()).isFalse();
     assertThat(stored().holder()).isEqualTo("statement-1");
@@ -276,15 +276,129 @@ class InsertLockHolderTest {
   @Test
   void aReleaseJustBeforeTheLeaseLapsesLeavesTheLockToLapseRatherThanRaceATakeover()
       throws Exception {
-    InsertLockHolder late = acquire("statement-1", neverWaits());
+    LeaseLock late = acquire("statement-1", neverWaits());
     memory.advanceClock(LEASE - 1);
 
     late.release();
 
     assertThat(stored().holder()).isEqualTo("statement-1");
-    InsertLockHolder next = acquire("statement-2", millis -> memory.advanceClock(millis));
+    LeaseLock next = acquire("statement-2", millis -> memory.advanceClock(millis));
     assertThat(stored().holder()).isEqualTo("statement-2");
     next.release();
     assertThat(memory.keys()).isEmpty();
+  }
+
+  @Test
+  void aFenceRenewsTheLockConditionallyAndLetsTheHolderAct() throws Exception {
+    LeaseLock held = acquire("statement-1", neverWaits());
+    String before = memory.headObject(KEY).orElseThrow().etag();
+    memory.advanceClock(LEASE / 2);
+
+    held.fence("call the metastore");
+
+    assertThat(memory.headObject(KEY).orElseThrow().etag()).isNotEqualTo(before);
+    assertThat(memory.headObject(KEY).orElseThrow().lastModifiedMillis())
+        .as("the lease counts from the fence's renewal")
+        .isEqualTo(memory.clockMillis());
+    held.release();
+    assertThat(memory.keys()).isEmpty();
+  }
+
+  @Test
+  void aHolderPausedPastItsLeaseFailsItsFenceNamingTheStatementThatTookItOver() throws Exception {
+    LeaseLock paused = acquire("statement-1", neverWaits());
+    LeaseLock taker = acquire("statement-2", millis -> memory.advanceClock(millis));
+
+    // No renewal noticed the takeover: the paused holder learns of it at its fence.
+    assertThat(paused.isLost()).isFalse();
+    assertThatThrownBy(() -> paused.fence("call the metastore"))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("statement statement-1 no longer holds the lock " + URI)
+        .hasMessageContaining("taken over by statement statement-2")
+        .hasMessageContaining("does not call the metastore");
+    assertThat(stored().holder()).isEqualTo("statement-2");
+    paused.release();
+    assertThat(stored().holder()).isEqualTo("statement-2");
+    taker.release();
+    assertThat(memory.keys()).isEmpty();
+  }
+
+  @Test
+  void aFenceAfterTheTakerReleasedTheLockFailsAndCreatesNoLock() throws Exception {
+    LeaseLock paused = acquire("statement-1", neverWaits());
+    acquire("statement-2", millis -> memory.advanceClock(millis)).release();
+
+    assertThatThrownBy(() -> paused.fence("call the metastore"))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("which has since released it");
+    assertThat(memory.keys()).isEmpty();
+  }
+
+  @Test
+  void aFenceWhoseRenewalsFailWithServerErrorsRefusesToAct() throws Exception {
+    AtomicInteger refusals = new AtomicInteger();
+    StoreGateway failing =
+        new ForwardingStore(memory) {
+          @Override
+          public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+            refusals.incrementAndGet();
+            throw new StoreException(ErrorKind.TRANSIENT, 503, "SlowDown", null);
+          }
+        };
+    LeaseLock held = acquire(failing, "statement-1", neverWaits());
+
+    held.renew(); // a background renewal failing with a 503 is only logged
+    assertThat(held.isLost()).isFalse();
+    assertThatThrownBy(() -> held.fence("call the metastore"))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("could not renew the lock " + URI)
+        .hasMessageContaining("SlowDown")
+        .hasMessageContaining("does not call the metastore");
+    assertThat(refusals).hasValue(4);
+    held.release();
+    assertThat(memory.keys()).isEmpty();
+  }
+
+  @Test
+  void aFenceWhoseRenewalLandedWithItsAnswerLostRecognisesItAndActs() throws Exception {
+    AtomicInteger writes = new AtomicInteger();
+    StoreGateway losing =
+        new ForwardingStore(memory) {
+          @Override
+          public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+            String written = super.replaceObject(key, data, etag);
+            if (writes.incrementAndGet() == 1) {
+              throw new StoreException(ErrorKind.TRANSIENT, 0, "connection reset", null);
+            }
+            return written;
+          }
+        };
+    LeaseLock held = acquire(losing, "statement-1", neverWaits());
+
+    held.fence("call the metastore");
+
+    assertThat(writes).as("the lost one, then one on the ETag read back").hasValue(2);
+    assertThat(held.isLost()).isFalse();
+    held.release();
+    assertThat(memory.keys()).isEmpty();
+  }
+
+  @Test
+  void aFenceWhoseRenewalTakesMostOfTheLeaseRefusesToAct() throws Exception {
+    StoreGateway slow =
+        new ForwardingStore(memory) {
+          @Override
+          public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+            memory.advanceClock(LEASE * 3 / 4);
+            return super.replaceObject(key, data, etag);
+          }
+        };
+    LeaseLock held = acquire(slow, "statement-1", neverWaits());
+
+    assertThatThrownBy(() -> held.fence("call the metastore"))
+        .isInstanceOf(LeaseLostException.class)
+        .hasMessageContaining("the renewal took 75")
+        .hasMessageContaining("more than the 7500 ms of its lease it uses");
+    held.release();
   }
 }
