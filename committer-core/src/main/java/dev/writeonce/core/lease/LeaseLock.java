@@ -117,9 +117,10 @@ public final class LeaseLock {
   private final String key;
   private final String uri;
   private final LongSupplier clock;
+
+  /** Guards the fields below; never held while a request is on the wire. */
   private final Object mutex = new Object();
 
-  // Guarded by mutex.
   private InsertLock lock;
   private String etag;
   private boolean released;
@@ -127,9 +128,6 @@ public final class LeaseLock {
 
   /** The lock as read back when it was found to be another's; null when it was gone. */
   private InsertLock takenBy;
-
-  /** When (on {@link #clock}) the last write of the lock that landed was sent. */
-  private long lastWriteSentAt;
 
   private volatile Runnable stopRenewals = () -> {};
 
@@ -139,15 +137,13 @@ public final class LeaseLock {
       String uri,
       LongSupplier clock,
       InsertLock lock,
-      String etag,
-      long sentAt) {
+      String etag) {
     this.store = store;
     this.key = key;
     this.uri = uri;
     this.clock = clock;
     this.lock = lock;
     this.etag = etag;
-    this.lastWriteSentAt = sentAt;
   }
 
   /**
@@ -171,10 +167,9 @@ public final class LeaseLock {
     int[] lostAnswers = {0};
     LeaseLock held = null;
     while (held == null) {
-      long sent = clock.getAsLong();
       Optional<String> created = tryCreate(store, request.key(), mine, lostAnswers);
       if (created.isPresent()) {
-        held = new LeaseLock(store, request.key(), request.uri(), clock, mine, created.get(), sent);
+        held = new LeaseLock(store, request.key(), request.uri(), clock, mine, created.get());
         break;
       }
       Optional<PeekedObject> current = store.peekObject(request.key(), LOCK_BYTES, any -> true);
@@ -183,16 +178,10 @@ public final class LeaseLock {
       }
       InsertLock other = read(current.get(), request.uri());
       if (other.uuid().equals(mine.uuid())) {
-        // A create whose answer was lost; it was sent no earlier than the first attempt.
+        // A create whose answer was lost.
         held =
             new LeaseLock(
-                store,
-                request.key(),
-                request.uri(),
-                clock,
-                mine,
-                current.get().info().etag(),
-                sent);
+                store, request.key(), request.uri(), clock, mine, current.get().info().etag());
         break;
       }
       long now = clock.getAsLong();
@@ -270,7 +259,6 @@ public final class LeaseLock {
       long lapsesAt)
       throws IOException {
     InsertLock taking = mine.renewedAt(System.currentTimeMillis());
-    long sent = clock.getAsLong();
     try {
       String written =
           request
@@ -280,8 +268,7 @@ public final class LeaseLock {
       LOG.warn("{}: {}", taking.holder(), line);
       request.progress().accept(line);
       return Optional.of(
-          new LeaseLock(
-              request.store(), request.key(), request.uri(), clock, taking, written, sent));
+          new LeaseLock(request.store(), request.key(), request.uri(), clock, taking, written));
     } catch (StoreException e) {
       if (!e.is(ErrorKind.PRECONDITION_FAILED)) {
         throw e;
@@ -327,55 +314,70 @@ public final class LeaseLock {
    * anything depends on it.
    */
   void renew() {
+    InsertLock holder;
     synchronized (mutex) {
       if (released || lost) {
         return;
       }
+      holder = lock;
+    }
+    try {
+      write();
+    } catch (StoreException e) {
+      if (!e.is(ErrorKind.PRECONDITION_FAILED)) {
+        LOG.warn(
+            "{}: renewing the lock {} failed ({}); the next renewal tries again",
+            holder.holder(),
+            uri,
+            e.getMessage());
+        return;
+      }
       try {
-        write();
-      } catch (StoreException e) {
-        if (!e.is(ErrorKind.PRECONDITION_FAILED)) {
-          LOG.warn(
-              "{}: renewing the lock {} failed ({}); the next renewal tries again",
-              lock.holder(),
-              uri,
-              e.getMessage());
-          return;
-        }
-        try {
-          recognise();
-        } catch (IOException readBack) {
-          LOG.warn(
-              "{}: reading back the lock {} failed ({})",
-              lock.holder(),
-              uri,
-              readBack.getMessage());
-        }
-      } catch (RuntimeException e) {
-        // The store's client is closed: the file system that held this lock is gone.
-        LOG.debug("{}: lock renewal stops: {}", lock.holder(), e.toString());
+        recognise();
+      } catch (IOException readBack) {
+        LOG.warn(
+            "{}: reading back the lock {} failed ({})",
+            holder.holder(),
+            uri,
+            readBack.getMessage());
+      }
+    } catch (RuntimeException e) {
+      // The store's client is closed: the file system that held this lock is gone.
+      LOG.debug("{}: lock renewal stops: {}", holder.holder(), e.toString());
+      synchronized (mutex) {
         released = true;
-        stopRenewals.run();
+      }
+      stopRenewals.run();
+    }
+  }
+
+  /**
+   * Writes the lock again, conditional on its last ETag. No request is sent under the monitor: a
+   * renewal and a fence may race, and the store's condition orders them; the loser is refused,
+   * reads the lock back and finds it still this acquisition's.
+   */
+  private void write() throws StoreException {
+    InsertLock next;
+    String expected;
+    synchronized (mutex) {
+      // Every write changes the body, so that its ETag changes and a waiter's takeover
+      // conditional on the ETag it read fails once the holder has written again, however close
+      // the two writes.
+      next = lock.renewedAt(Math.max(System.currentTimeMillis(), lock.renewedAtMillis() + 1));
+      expected = etag;
+    }
+    String written = store.replaceObject(key, InsertLockFormat.toJson(next), expected);
+    synchronized (mutex) {
+      if (etag.equals(expected)) {
+        etag = written;
+        lock = next;
       }
     }
   }
 
-  /** Writes the lock again, conditional on its last ETag. Holds the mutex. */
-  private void write() throws StoreException {
-    // Every write changes the body, so that its ETag changes and a waiter's takeover conditional
-    // on the ETag it read fails once the holder has written again, however close the two writes.
-    InsertLock next =
-        lock.renewedAt(Math.max(System.currentTimeMillis(), lock.renewedAtMillis() + 1));
-    long sent = clock.getAsLong();
-    etag = store.replaceObject(key, InsertLockFormat.toJson(next), etag);
-    lock = next;
-    lastWriteSentAt = sent;
-  }
-
   /**
    * After a conditional write was refused: true when the lock read back is still this acquisition's
-   * (a write whose answer was lost landed; its ETag is taken), else marks the lock lost. Holds the
-   * mutex.
+   * (a write whose answer was lost landed; its ETag is taken), else marks the lock lost.
    */
   private boolean recognise() throws IOException {
     Optional<PeekedObject> current = store.peekObject(key, LOCK_BYTES, any -> true);
@@ -386,21 +388,25 @@ public final class LeaseLock {
       } catch (IOException notALock) {
         found = null;
       }
+    }
+    InsertLock mine;
+    synchronized (mutex) {
+      mine = lock;
       if (found != null && found.uuid().equals(lock.uuid())) {
         etag = current.get().info().etag();
         return true;
       }
+      lost = true;
+      takenBy = found;
     }
-    lost = true;
-    takenBy = found;
     stopRenewals.run();
     LOG.error(
         "{}: the lock {} was taken over by another statement{}: this session did not renew it"
             + " within its lease of {} ms (a long pause of the process, or renewals that failed)",
-        lock.holder(),
+        mine.holder(),
         uri,
         found == null ? "" : " (" + found.holder() + ")",
-        lock.leaseMillis());
+        mine.leaseMillis());
     return false;
   }
 
@@ -416,53 +422,58 @@ public final class LeaseLock {
    *     prove it still holds it; the action must not be taken
    */
   public void fence(String action) throws IOException {
+    InsertLock holder;
     synchronized (mutex) {
       if (released) {
         throw new IllegalStateException("the lock " + uri + " was released before " + action);
       }
-      String failure = null;
-      StoreException cause = null;
-      for (int attempt = 0; attempt < FENCE_ATTEMPTS && !lost; attempt++) {
-        try {
-          write();
-        } catch (StoreException e) {
-          if (e.is(ErrorKind.PRECONDITION_FAILED)) {
-            recognise(); // ours after all: the next attempt writes on the ETag read back
-            continue;
-          }
-          if (!e.is(ErrorKind.TRANSIENT)) {
-            throw e;
-          }
-          failure = e.getMessage();
-          cause = e;
+      holder = lock;
+    }
+    String failure = null;
+    StoreException cause = null;
+    for (int attempt = 0; attempt < FENCE_ATTEMPTS && !isLost(); attempt++) {
+      long sent = clock.getAsLong();
+      try {
+        write();
+      } catch (StoreException e) {
+        if (e.is(ErrorKind.PRECONDITION_FAILED)) {
+          recognise(); // ours after all: the next attempt writes on the ETag read back
           continue;
         }
-        long age = clock.getAsLong() - lastWriteSentAt;
-        long usable = lock.leaseMillis() - safetyMargin();
-        if (age < usable) {
-          return;
+        if (!e.is(ErrorKind.TRANSIENT)) {
+          throw e;
         }
-        failure =
-            "the renewal took " + age + " ms, more than the " + usable + " ms of its lease it uses";
-        cause = null;
+        failure = e.getMessage();
+        cause = e;
+        continue;
       }
-      if (lost) {
-        throw new LeaseLostException(LeaseLockMessages.lost(lock.holder(), uri, action, takenBy));
+      long age = clock.getAsLong() - sent;
+      long usable = holder.leaseMillis() - safetyMargin(holder);
+      if (age < usable) {
+        return;
       }
-      throw new LeaseLostException(
-          "statement "
-              + lock.holder()
-              + " could not renew the lock "
-              + uri
-              + " before it would "
-              + action
-              + " ("
-              + failure
-              + "): it cannot prove that it still holds the lock, so it does not "
-              + action
-              + ". Run the statement again once the store answers",
-          cause);
+      failure =
+          "the renewal took " + age + " ms, more than the " + usable + " ms of its lease it uses";
+      cause = null;
     }
+    synchronized (mutex) {
+      if (lost) {
+        throw new LeaseLostException(LeaseLockMessages.lost(holder.holder(), uri, action, takenBy));
+      }
+    }
+    throw new LeaseLostException(
+        "statement "
+            + holder.holder()
+            + " could not renew the lock "
+            + uri
+            + " before it would "
+            + action
+            + " ("
+            + failure
+            + "): it cannot prove that it still holds the lock, so it does not "
+            + action
+            + ". Run the statement again once the store answers",
+        cause);
   }
 
   /**
@@ -470,47 +481,50 @@ public final class LeaseLock {
    * lapse: the next statement takes it over after the lease.
    */
   public void release() {
+    InsertLock holder;
     synchronized (mutex) {
       if (released) {
         return;
       }
       released = true;
-      stopRenewals.run();
-      if (lost) {
-        return;
-      }
-      try {
-        // Only while it is still this acquisition's, and not about to lapse: a holder that was
-        // paused past its lease may have been taken over without a renewal noticing.
-        OwnedObjects.Outcome outcome =
-            OwnedObjects.deleteIfOwned(
-                store,
-                key,
-                this::isThisAcquisition,
-                (info, storeNow) ->
-                    storeNow < info.lastModifiedMillis() + lock.leaseMillis() - safetyMargin());
-        if (outcome == OwnedObjects.Outcome.NOT_OURS) {
-          LOG.warn(
-              "{}: the lock {} is no longer this statement's, or was about to lapse: left for the"
-                  + " statement that took it over, or to lapse",
-              lock.holder(),
-              uri);
-        }
-      } catch (IOException | RuntimeException e) {
+      holder = lock;
+    }
+    stopRenewals.run();
+    if (isLost()) {
+      return;
+    }
+    try {
+      // Only while it is still this acquisition's, and not about to lapse: a holder that was
+      // paused past its lease may have been taken over without a renewal noticing.
+      OwnedObjects.Outcome outcome =
+          OwnedObjects.deleteIfOwned(
+              store,
+              key,
+              this::isThisAcquisition,
+              (info, storeNow) ->
+                  storeNow
+                      < info.lastModifiedMillis() + holder.leaseMillis() - safetyMargin(holder));
+      if (outcome == OwnedObjects.Outcome.NOT_OURS) {
         LOG.warn(
-            "{}: removing the lock {} failed ({}); the next statement waits until it lapses, {} ms"
-                + " after its last renewal",
-            lock.holder(),
-            uri,
-            e.getMessage(),
-            lock.leaseMillis());
+            "{}: the lock {} is no longer this statement's, or was about to lapse: left for the"
+                + " statement that took it over, or to lapse",
+            holder.holder(),
+            uri);
       }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn(
+          "{}: removing the lock {} failed ({}); the next statement waits until it lapses, {} ms"
+              + " after its last renewal",
+          holder.holder(),
+          uri,
+          e.getMessage(),
+          holder.leaseMillis());
     }
   }
 
   private boolean isThisAcquisition(byte[] body) {
     try {
-      return InsertLockFormat.fromJson(body, uri).uuid().equals(lock.uuid());
+      return InsertLockFormat.fromJson(body, uri).uuid().equals(lock().uuid());
     } catch (FormatException e) {
       return false;
     }
@@ -523,7 +537,7 @@ public final class LeaseLock {
    * #fence} fails when its renewal took longer than the rest, so that the action it guards starts
    * with at least that long before anyone may take the lock over.
    */
-  private long safetyMargin() {
+  private static long safetyMargin(InsertLock lock) {
     return lock.leaseMillis() / 4;
   }
 }
