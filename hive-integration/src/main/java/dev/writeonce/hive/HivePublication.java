@@ -23,6 +23,7 @@ import org.apache.hadoop.hive.common.StatsSetupConst;
 import org.apache.hadoop.hive.conf.HiveConf;
 import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
+import org.apache.hadoop.hive.metastore.TableType;
 import org.apache.hadoop.hive.metastore.Warehouse;
 import org.apache.hadoop.hive.metastore.api.GetTableRequest;
 import org.apache.hadoop.hive.ql.exec.StatsTask;
@@ -49,6 +50,9 @@ import org.slf4j.LoggerFactory;
 final class HivePublication {
 
   private static final Logger LOG = LoggerFactory.getLogger(HivePublication.class);
+
+  /** The table property that makes the metastore purge an external table's data with it. */
+  private static final String PURGE = "external.table.purge";
 
   private final RenameShimFileSystem shim;
   private final Path root;
@@ -154,6 +158,9 @@ final class HivePublication {
     Publication publication =
         new Publication(
             metastore, root.toString(), runId, "Hive statement " + runId, append, null, conf);
+    // Before anything lands in the generation: it is this run's, so that a HiveServer2 that dies
+    // before the statement ends leaves nothing there that no record names.
+    publication.claim(shim.publicationStore(root));
     Path target = new Path(publication.generationOf(prefix));
     move.setLoadTableWork(null);
     move.setLoadFileWork(new LoadFileDesc(source, target, true, null, null, false));
@@ -208,12 +215,8 @@ final class HivePublication {
       Destination rootDestination = Destination.of(root.toUri());
       for (ObjectInfo object :
           store.listObjects(rootDestination.keyOf(Generations.runDir(runId)))) {
-        String fragment = Generations.fragmentOf(rootDestination, runId, object.key());
-        if (!fragment.isEmpty()
-            && fragment.split("/").length == partitionDepth
-            && Generations.visibleToReaders(fragment)) {
-          written.add(fragment);
-        }
+        partitionOf(Generations.fragmentOf(rootDestination, runId, object.key()), partitionDepth)
+            .ifPresent(written::add);
       }
     }
     try {
@@ -221,6 +224,26 @@ final class HivePublication {
     } finally {
       table.close();
     }
+  }
+
+  /**
+   * The partition a file of a dynamic load lies in, from the directory it lies in: its first {@code
+   * depth} segments, each a {@code column=value}. A file may lie deeper, as Hive on Tez writes the
+   * branches of a {@code UNION ALL} ({@code p=1/HIVE_UNION_SUBDIR_1/000000_0}); readers of the
+   * partition read those too.
+   */
+  static Optional<String> partitionOf(String directory, int depth) {
+    String[] segments = directory.split("/");
+    if (directory.isEmpty() || segments.length < depth) {
+      return Optional.empty();
+    }
+    String partition = String.join("/", java.util.Arrays.copyOf(segments, depth));
+    for (int i = 0; i < depth; i++) {
+      if (segments[i].indexOf('=') <= 0) {
+        return Optional.empty();
+      }
+    }
+    return Generations.visibleToReaders(partition) ? Optional.of(partition) : Optional.empty();
   }
 
   /** After a failed statement: removes the generation when no metastore call named it. */
@@ -281,6 +304,49 @@ final class HivePublication {
     @Override
     public URI location() throws IOException {
       return call(() -> new Path(definition().getSd().getLocation()).toUri());
+    }
+
+    @Override
+    public boolean ownsLocation() throws IOException {
+      return call(
+          () -> {
+            org.apache.hadoop.hive.metastore.api.Table current = definition();
+            Map<String, String> parameters =
+                current.getParameters() == null ? Map.of() : current.getParameters();
+            return TableType.MANAGED_TABLE.name().equals(current.getTableType())
+                || "true".equalsIgnoreCase(parameters.get(PURGE));
+          });
+    }
+
+    @Override
+    public List<URI> otherLocations() throws IOException {
+      return call(
+          () -> {
+            String rootPath = Generations.rootOf(location().toString());
+            List<URI> locations = new ArrayList<>();
+            for (String db : client().getAllDatabases()) {
+              List<String> names = client().getAllTables(db);
+              for (org.apache.hadoop.hive.metastore.api.Table other :
+                  client().getTableObjectsByName(db, names)) {
+                if (db.equalsIgnoreCase(database) && other.getTableName().equalsIgnoreCase(table)) {
+                  continue;
+                }
+                if (other.getSd() == null || other.getSd().getLocation() == null) {
+                  continue; // a view
+                }
+                URI location = new Path(other.getSd().getLocation()).toUri();
+                locations.add(location);
+                if (!other.getPartitionKeys().isEmpty()
+                    && Generations.overlapsRoot(location, rootPath)) {
+                  for (org.apache.hadoop.hive.metastore.api.Partition partition :
+                      client().listPartitions(db, other.getTableName(), (short) -1)) {
+                    locations.add(new Path(partition.getSd().getLocation()).toUri());
+                  }
+                }
+              }
+            }
+            return locations;
+          });
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.writeonce.hive;
 
 import dev.writeonce.core.lease.LeaseLock;
 import dev.writeonce.core.model.LoadPlan;
+import dev.writeonce.core.publish.Generations;
 import dev.writeonce.core.publish.Publication;
 import dev.writeonce.shim.RenameShimFileSystem;
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -99,16 +101,29 @@ public class LoadPlanHook implements ExecuteWithHookContext {
                       + " false.")));
     } else if (Publication.requested(conf)) {
       // Before the load plans: a published load becomes a move into the statement's generation.
+      // One execution, one name: Hive runs a statement again under the same query id when it
+      // re-executes it, and each execution's generation must be its own.
+      String execution = statement + "-" + UUID.randomUUID().toString().substring(0, 8);
       List<HivePublication> publications = new ArrayList<>();
-      for (Task<?> task : moveTasks) {
-        String runId =
-            publications.isEmpty() ? statement : statement + "-" + (publications.size() + 1);
-        HivePublication.plan(task, conf, runId).ifPresent(publications::add);
+      try {
+        for (Task<?> task : moveTasks) {
+          String runId =
+              publications.isEmpty() ? execution : execution + "-" + (publications.size() + 1);
+          HivePublication.plan(task, conf, runId).ifPresent(publications::add);
+        }
+      } catch (IOException | RuntimeException e) {
+        publications.forEach(HivePublication::discard);
+        throw e;
       }
-      if (!publications.isEmpty()) {
-        PUBLICATIONS.put(statement, publications);
+      List<HivePublication> previous =
+          publications.isEmpty()
+              ? PUBLICATIONS.remove(statement)
+              : PUBLICATIONS.put(statement, publications);
+      if (previous != null) {
+        previous.forEach(HivePublication::discard); // an earlier execution's, never ended
       }
     }
+    Set<Path> publicationRoots = new TreeSet<>();
     for (Task<?> task : moveTasks) {
       MoveWork move = (MoveWork) task.getWork();
       LoadTableDesc table = move.getLoadTableWork();
@@ -118,6 +133,11 @@ public class LoadPlanHook implements ExecuteWithHookContext {
                 ? LoadPlan.Mode.KEEP
                 : LoadPlan.Mode.REPLACE;
         add(plans, table.getSourcePath(), new LoadPlan.Load(mode, Optional.empty()));
+        if (Publication.requested(conf)) {
+          // Loaded in place in the mode: no file may land while a publication of the table
+          // copies the partition, and no publication may be mid-way while it lands.
+          publicationRoot(table, conf).ifPresent(publicationRoots::add);
+        }
         if (mode == LoadPlan.Mode.KEEP) {
           lockDirectory(table, conf).ifPresent(lockDirectories::add);
         }
@@ -133,8 +153,11 @@ public class LoadPlanHook implements ExecuteWithHookContext {
                 LoadPlan.Mode.REPLACE, Optional.of(targetFs.makeQualified(target).toString())));
       }
     }
-    if (!lockDirectories.isEmpty() && HiveSettingsCheck.releasesInsertLocks(conf)) {
-      takeLocks(statement, lockDirectories, conf);
+    if (!lockDirectories.isEmpty() && !HiveSettingsCheck.releasesInsertLocks(conf)) {
+      lockDirectories.clear();
+    }
+    if (!publicationRoots.isEmpty() || !lockDirectories.isEmpty()) {
+      takeLocks(statement, publicationRoots, lockDirectories, conf);
     }
     try {
       for (Map.Entry<Path, Map<String, LoadPlan.Load>> plan : plans.entrySet()) {
@@ -178,11 +201,47 @@ public class LoadPlanHook implements ExecuteWithHookContext {
     return Optional.of(fs.makeQualified(directory));
   }
 
-  /** Takes the insert locks in path order, so that two statements never wait for each other. */
-  private static void takeLocks(String statement, Set<Path> directories, HiveConf conf)
+  /**
+   * The root of the table a load in place changes, when the table is on a shimmed bucket: where its
+   * publication lock lies.
+   */
+  private static Optional<Path> publicationRoot(LoadTableDesc table, HiveConf conf)
+      throws IOException {
+    String location =
+        table.getTable() == null || table.getTable().getProperties() == null
+            ? null
+            : table.getTable().getProperties().getProperty(TABLE_LOCATION);
+    if (location == null || location.isBlank()) {
+      return Optional.empty();
+    }
+    Path directory = new Path(location);
+    FileSystem fs = directory.getFileSystem(conf);
+    if (!(fs instanceof RenameShimFileSystem shim) || !shim.shims(directory)) {
+      return Optional.empty();
+    }
+    return Optional.of(new Path(Generations.rootOf(fs.makeQualified(directory).toString())));
+  }
+
+  /**
+   * Takes the publication locks of the tables loaded in place, then the insert locks, each in path
+   * order, so that two statements never wait for each other. A publication holds one publication
+   * lock at a time and nothing else.
+   */
+  private static void takeLocks(
+      String statement, Set<Path> publicationRoots, Set<Path> directories, HiveConf conf)
       throws IOException {
     List<LeaseLock> held = new ArrayList<>();
     try {
+      for (Path root : publicationRoots) {
+        RenameShimFileSystem shim = (RenameShimFileSystem) root.getFileSystem(conf);
+        held.add(
+            Publication.lockFor(
+                shim.publicationStore(root),
+                root.toString(),
+                "Hive statement " + statement + " loading in place",
+                conf,
+                LeaseLock.Timing.PROCESS));
+      }
       for (Path directory : directories) {
         RenameShimFileSystem shim = (RenameShimFileSystem) directory.getFileSystem(conf);
         shim.lockForInsert(directory, statement, LoadPlanHook::tell).ifPresent(held::add);
@@ -195,7 +254,11 @@ public class LoadPlanHook implements ExecuteWithHookContext {
     if (previous != null) {
       previous.forEach(LeaseLock::release);
     }
-    LOG.debug("{}: insert locks on {}", statement, directories);
+    LOG.debug(
+        "{}: publication locks of {}, insert locks on {}",
+        statement,
+        publicationRoots,
+        directories);
   }
 
   /** Publishes what the statement's loads moved into generations, then releases its locks. */

@@ -19,6 +19,7 @@ import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.catalyst.catalog.CatalogTableType;
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalog;
 import org.apache.spark.sql.catalyst.trees.TreeNode;
 import org.apache.spark.sql.classic.SparkSession;
@@ -40,6 +41,9 @@ import scala.jdk.javaapi.CollectionConverters;
 final class MetastorePublication {
 
   private static final Logger LOG = LoggerFactory.getLogger(MetastorePublication.class);
+
+  /** The table property that makes the metastore purge an external table's data with it. */
+  private static final String PURGE = "external.table.purge";
 
   private final ExternalCatalog catalog;
   private final org.apache.spark.sql.catalyst.TableIdentifier identifier;
@@ -151,18 +155,18 @@ final class MetastorePublication {
   }
 
   /** The partition path of each partition location, for writes Spark sends to custom locations. */
-  HashMap<String, String> locationFragments() {
-    HashMap<String, String> fragments = new HashMap<>();
+  HashMap<String, String> locationFragments() throws IOException {
     CatalogTable definition = catalog.getTable(database, table);
     if (definition.partitionColumnNames().isEmpty()) {
-      return fragments;
+      return new HashMap<>();
     }
+    Map<String, URI> locations = new LinkedHashMap<>();
     for (CatalogTablePartition partition : partitions()) {
-      fragments.put(
-          normalized(partition.location()),
-          PartitioningUtils.getPathFragment(partition.spec(), definition.partitionSchema()));
+      locations.put(
+          PartitioningUtils.getPathFragment(partition.spec(), definition.partitionSchema()),
+          partition.location());
     }
-    return fragments;
+    return new HashMap<>(Generations.fragmentsByLocation(database + "." + table, locations));
   }
 
   /**
@@ -171,6 +175,16 @@ final class MetastorePublication {
    */
   void publish(StoreGateway store, Set<String> written) throws IOException {
     publication.publish(store, written);
+  }
+
+  /** Claims the statement's generation, or renews the claim at once; see {@link Publication}. */
+  void claim(StoreGateway store) throws IOException {
+    publication.claim(store);
+  }
+
+  /** Removes the generation of a statement that failed before its metastore call. */
+  void discardUnpublished(StoreGateway store) {
+    publication.discardUnpublished(store);
   }
 
   /** The table through Spark's external catalog. */
@@ -194,6 +208,40 @@ final class MetastorePublication {
     @Override
     public URI location() {
       return catalog.getTable(database, table).location();
+    }
+
+    @Override
+    public boolean ownsLocation() {
+      CatalogTable current = catalog.getTable(database, table);
+      return current.tableType().equals(CatalogTableType.MANAGED())
+          || "true".equalsIgnoreCase(current.properties().getOrElse(PURGE, () -> "false"));
+    }
+
+    @Override
+    public List<URI> otherLocations() {
+      List<URI> locations = new ArrayList<>();
+      for (String db : CollectionConverters.asJava(catalog.listDatabases())) {
+        scala.collection.immutable.Seq<String> names = catalog.listTables(db);
+        for (CatalogTable other : CollectionConverters.asJava(catalog.getTablesByName(db, names))) {
+          if (other.identifier().table().equals(table) && db.equals(database)) {
+            continue;
+          }
+          Option<URI> location = other.storage().locationUri();
+          if (location.isEmpty()) {
+            continue; // a view
+          }
+          locations.add(location.get());
+          if (!other.partitionColumnNames().isEmpty()
+              && Generations.overlapsRoot(location.get(), rootPath)) {
+            for (CatalogTablePartition partition :
+                CollectionConverters.asJava(
+                    catalog.listPartitions(db, other.identifier().table(), Option.empty()))) {
+              partition.storage().locationUri().foreach(locations::add);
+            }
+          }
+        }
+      }
+      return locations;
     }
 
     @Override
@@ -274,10 +322,6 @@ final class MetastorePublication {
 
   private List<CatalogTablePartition> partitions() {
     return CollectionConverters.asJava(catalog.listPartitions(database, table, Option.empty()));
-  }
-
-  static String normalized(URI location) {
-    return new Path(location).toString();
   }
 
   static String normalized(String location) {

@@ -152,6 +152,11 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
       TaskAttemptContext context = driverContext(job);
       driver = committer(destinationPath(), context);
       driver.setupJob(context);
+      if (publication != null) {
+        // Before any task writes: the generation is this run's, so that a driver that dies
+        // leaves nothing in it that no record names.
+        publication.claim(driver.storeGateway());
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(
           "setting up job " + jobId + " for " + path + ": " + e.getMessage(), e);
@@ -339,6 +344,9 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
       manifest.uploads().forEach(u -> written.add(Generations.fragmentOf(root, jobId, u.key())));
     }
     try {
+      // Renewed at once, and it must be: no other statement took the generation for abandoned
+      // while this job ran, so the files about to land in it stay recorded.
+      publication.claim(driver.storeGateway());
       driver.commitJob(jobId, manifests, ConflictMode.APPEND, List.of());
       jobFinished = true;
       publication.publish(driver.storeGateway(), written);
@@ -351,13 +359,21 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
   @Override
   public void abortJob(JobContext job) {
     if (jobFinished) {
-      LOG.info("Job {}: its commit finished before the failure; nothing to abort", jobId);
-      return;
+      if (publication == null) {
+        LOG.info("Job {}: its commit finished before the failure; nothing to abort", jobId);
+        return;
+      }
     }
     try {
       MultipartOutputCommitter committer =
           driver != null ? driver : committer(destinationPath(), driverContext(job));
-      committer.abortJob(jobId, committedTasks());
+      if (!jobFinished) {
+        committer.abortJob(jobId, committedTasks());
+      }
+      if (publication != null) {
+        // Its generation, unless a metastore call was made (its answer may have been lost).
+        publication.discardUnpublished(committer.storeGateway());
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(
           "aborting job " + jobId + " on " + path + ": " + e.getMessage(), e);

@@ -2,6 +2,7 @@ package dev.writeonce.core.publish;
 
 import java.io.IOException;
 import java.net.URI;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -16,11 +17,25 @@ public interface MetastoreTable {
 
   boolean partitioned();
 
+  /**
+   * Whether the table owns its location: a managed table, or one the metastore purges with its
+   * data. Only then may superseded files outside the table's generations (the directories it was
+   * written to before the mode) be removed; an external table's files are never removed.
+   */
+  boolean ownsLocation() throws IOException;
+
   /** The table's location, read from the metastore now. */
   URI location() throws IOException;
 
   /** The location of every partition by its fragment, read from the metastore now. */
   Map<String, URI> partitionLocations() throws IOException;
+
+  /**
+   * The locations that other tables of the metastore name: their own, and those of their partitions
+   * when the table's location lies under this table's root or above it. Nothing under them is ever
+   * removed.
+   */
+  List<URI> otherLocations() throws IOException;
 
   /** Adds new partitions with the given locations: one call. */
   void addPartitions(Map<String, URI> locations) throws IOException;

@@ -1,22 +1,27 @@
 package dev.writeonce.core.publish;
 
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.lease.LeaseLock;
 import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.RetireRecord;
+import dev.writeonce.core.model.RetireRecord.RetiredObject;
+import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -38,19 +43,34 @@ import org.slf4j.LoggerFactory;
  *       files into it first (one COPY each, inside the store), because a location names one
  *       directory. A copy never replaces a file the statement wrote: it takes the next free {@code
  *       _copy_K} name instead.
- *   <li>A static overwrite points the matching partitions it did not write at an empty directory in
- *       the same call; the engine drops them afterwards, which changes nothing a reader sees.
+ *   <li>A static overwrite points each matching partition it did not write at an empty directory of
+ *       its own, in the same call; the engine drops them afterwards, which changes nothing a reader
+ *       sees.
  *   <li>Only new partitions: one {@code add_partitions}. Only existing ones: one {@code
- *       alter_partitions}. Both: the new ones are added pointing at the empty directory (no reader
- *       sees a difference), then one {@code alter_partitions} switches them all. An unpartitioned
- *       table: one {@code alter_table} of its location.
+ *       alter_partitions}. Both: the new ones are added first, each pointing at an empty directory
+ *       of its own (no reader sees a difference), then one {@code alter_partitions} switches them
+ *       all. An unpartitioned table: one {@code alter_table} of its location.
  * </ul>
  *
- * <p>After the call, {@code _generations/_retired/<run>} names the locations the statement
- * superseded. A later statement removes what a retire record names once the record is older than
- * {@value #GRACE} on the store's clock, except anything under a location the metastore names at
- * that moment. Publications and removals of one table run under its publication lock, whichever
- * engine runs them.
+ * <p>Three rules keep it from losing what an ordinary statement would have kept:
+ *
+ * <ul>
+ *   <li><b>A lease is not a fence.</b> Publications of one table run one at a time under its
+ *       publication lock, whichever engine runs them, and so do loads the mode does in place. Right
+ *       before its metastore call a statement reads the table again (the partitions it replaces
+ *       must still be where it read them, the files it copied still those it copied) and renews the
+ *       lock conditionally ({@link LeaseLock#fence}); a statement that lost the lock, or cannot
+ *       prove it holds it, changes nothing in the metastore and fails naming who took it.
+ *   <li><b>Remove what you recorded, not where it was.</b> Before its call, a statement records its
+ *       own generation's objects (a pending {@link RetireRecord}); after it, the objects its call
+ *       took out of the table, as it read them (key and ETag). A later statement removes them once
+ *       the record is older than {@value #GRACE}, each only while its ETag still matches and no
+ *       location of any table of the metastore holds it; files outside the generations only when
+ *       the table owns its location. A run claims its generation in a record before anything lands
+ *       in it, so nothing of the mode's is left that no record names.
+ *   <li><b>One name, one owner.</b> Every partition gets a directory of its own; a catalog that
+ *       maps two partitions to one location is refused, naming them and the fix.
+ * </ul>
  */
 public final class Publication {
 
@@ -64,17 +84,20 @@ public final class Publication {
 
   public static final long DEFAULT_GRACE_MILLIS = TimeUnit.HOURS.toMillis(1);
 
-  /** How long a statement waits for another's publication of the same table. */
+  /**
+   * How long a statement waits for another's publication of the same table; shorter than the grace
+   * period, so that a generation is never found unnamed while its statement waits.
+   */
   public static final String WAIT = "writeonce.publish.wait";
 
   public static final long DEFAULT_WAIT_MILLIS = TimeUnit.MINUTES.toMillis(30);
 
   private static final String COPY_KEYWORD = "_copy_";
 
-  /** The first line of a record written before the metastore call. */
-  static final String PENDING = "# pending: names the generation of a statement before its call";
-
   private static final long MAX_COPY_BYTES = 5L * 1024 * 1024 * 1024;
+
+  /** How often a statement copies what was added to a partition while it appended to it. */
+  private static final int CATCH_UP_ROUNDS = 3;
 
   private static final byte[] EMPTY_MARKER =
       "an empty partition location\n".getBytes(StandardCharsets.UTF_8);
@@ -98,8 +121,14 @@ public final class Publication {
   /** The lock's clock, pauses and renewals: the process's, or a simulation's. */
   private LeaseLock.Timing timing = LeaseLock.Timing.PROCESS;
 
-  /** The table's publication lock while this statement holds it. */
-  private LeaseLock lock;
+  /** A publication lock the statement took before its jobs ran (a Hive statement's). */
+  private LeaseLock held;
+
+  /** This run's record, and the removal of what the records of the table name. */
+  private final RetireRecords records;
+
+  /** Whether the table owns its location, once asked. */
+  private Boolean owns;
 
   /** Set before the first call that may change the table: from then on its answer may be lost. */
   private volatile boolean metastoreCalled;
@@ -126,14 +155,49 @@ public final class Publication {
     this.who = who;
     this.append = append;
     this.replacedWhenUnwritten = replacedWhenUnwritten;
-    this.graceMillis = conf.getTimeDuration(GRACE, DEFAULT_GRACE_MILLIS, TimeUnit.MILLISECONDS);
-    this.waitMillis = conf.getTimeDuration(WAIT, DEFAULT_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+    this.graceMillis = graceMillis(conf);
+    this.waitMillis = waitMillis(conf);
     this.leaseMillis = CommitterConfig.from(conf).leaseMillis();
+    this.records = new RetireRecords(table, root, runId, who, graceMillis);
+  }
+
+  private static long graceMillis(Configuration conf) {
+    return conf.getTimeDuration(GRACE, DEFAULT_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+  }
+
+  private static long waitMillis(Configuration conf) {
+    long grace = graceMillis(conf);
+    long wait = conf.getTimeDuration(WAIT, DEFAULT_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+    if (grace > 0 && wait >= grace) {
+      throw new IllegalArgumentException(
+          WAIT
+              + " ("
+              + wait
+              + " ms) must be shorter than "
+              + GRACE
+              + " ("
+              + grace
+              + " ms): a generation whose statement waits for the publication lock longer than"
+              + " the grace period could be found unnamed and removed. Lower "
+              + WAIT
+              + " or raise "
+              + GRACE);
+    }
+    return wait;
   }
 
   /** Gives the publication lock another clock, pause and renewals: for tests and simulations. */
   public Publication withTiming(LeaseLock.Timing timing) {
     this.timing = timing;
+    return this;
+  }
+
+  /**
+   * Publishes under a publication lock the statement already holds (taken with {@link #lockFor}
+   * before its jobs ran); the caller releases it.
+   */
+  public Publication withLock(LeaseLock lock) {
+    this.held = lock;
     return this;
   }
 
@@ -149,6 +213,51 @@ public final class Publication {
     };
   }
 
+  /**
+   * Takes the publication lock of the table at {@code rootPath}: every statement that changes a
+   * table in the mode holds it, those that publish and those that load in place, so that no file
+   * lands in a partition between an append's copy of it and its call.
+   */
+  public static LeaseLock lockFor(
+      StoreGateway store, String rootPath, String who, Configuration conf, LeaseLock.Timing timing)
+      throws IOException {
+    return acquireLock(
+        store,
+        Destination.of(URI.create(rootPath)),
+        rootPath,
+        who,
+        CommitterConfig.from(conf).leaseMillis(),
+        waitMillis(conf),
+        timing);
+  }
+
+  private static LeaseLock acquireLock(
+      StoreGateway store,
+      Destination root,
+      String rootPath,
+      String who,
+      long leaseMillis,
+      long waitMillis,
+      LeaseLock.Timing timing)
+      throws IOException {
+    String key = root.keyOf(Generations.DIR + LeaseLock.OBJECT_NAME);
+    return LeaseLock.acquire(
+        new LeaseLock.Request(
+            store,
+            key,
+            root.uriOf(key),
+            rootPath,
+            who,
+            leaseMillis,
+            waitMillis,
+            WAIT,
+            "publish to",
+            "Statements that change a table in metastore publish mode run their publications one"
+                + " at a time.",
+            message -> LOG.info("{}: {}", who, message)),
+        timing);
+  }
+
   /** The table's root, where generations go. */
   public String rootPath() {
     return rootPath;
@@ -161,36 +270,46 @@ public final class Publication {
 
   /**
    * Publishes what the statement wrote, by partition fragment ({@code ""} for an unpartitioned
-   * table), records what it superseded and removes generations whose grace period has passed.
+   * table), records what it superseded and removes what is due.
    */
   public void publish(StoreGateway store, Set<String> written) throws IOException {
-    // One publication of a table at a time: an append copies what the partition holds when it
-    // runs, and two appends publishing at once would each drop the other's files.
-    String lockKey = root.keyOf(Generations.DIR + LeaseLock.OBJECT_NAME);
-    lock =
-        LeaseLock.acquire(
-            new LeaseLock.Request(
-                store,
-                lockKey,
-                root.uriOf(lockKey),
-                rootPath,
-                who + " publishing to " + table.name(),
-                leaseMillis,
-                waitMillis,
-                WAIT,
-                "publish to",
-                "Statements publish to one table one at a time.",
-                message -> LOG.info("{}: {}", who, message)),
-            timing);
     try {
-      publishHoldingLock(store, written);
-      // Under the lock too: no other publication is then between its record and its call, the
-      // one moment its record names a generation that is complete but not yet published.
-      removeExpired(store);
+      LeaseLock lock =
+          held != null
+              ? held
+              : acquireLock(
+                  store,
+                  root,
+                  rootPath,
+                  who + " publishing to " + table.name(),
+                  leaseMillis,
+                  waitMillis,
+                  timing);
+      try {
+        publishHoldingLock(store, lock, written);
+        // Under the lock too: no other publication is then between its pending record and its
+        // call, the one moment its generation is complete but neither named nor due.
+        removeExpired(store);
+      } finally {
+        if (held == null) {
+          lock.release();
+        }
+      }
     } finally {
-      lock.release();
-      lock = null;
+      records.stopClaim();
     }
+  }
+
+  /**
+   * Claims this run's generation before anything lands in it: a record ({@code claimed}) that says
+   * the directory is this run's, so that a statement that dies before it publishes leaves nothing
+   * that no record names. Written when the statement starts, and again right before its files are
+   * completed when the engine gives that moment.
+   *
+   * @throws IOException when the record cannot be written: the statement must not go on
+   */
+  public void claim(StoreGateway store) throws IOException {
+    records.claim(store, leaseMillis, timing);
   }
 
   /**
@@ -199,49 +318,79 @@ public final class Publication {
    * so the generation is left to the retire records.
    */
   public void discardUnpublished(StoreGateway store) {
+    records.stopClaim();
+    String generation = root.keyOf(Generations.runDir(runId));
     if (metastoreCalled) {
       LOG.info(
           "{}: failed after its metastore call was made; its generation {} is left to the retire"
               + " records",
           who,
-          root.uriOf(root.keyOf(Generations.runDir(runId))));
+          root.uriOf(generation));
       return;
     }
     try {
       List<String> keys = new ArrayList<>();
-      for (ObjectInfo object : store.listObjects(root.keyOf(Generations.runDir(runId)))) {
-        keys.add(object.key());
+      for (ObjectInfo object : store.listObjects(generation)) {
+        if (!Generations.inStaging(object.key().substring(generation.length()))) {
+          keys.add(object.key());
+        }
       }
-      keys.add(Generations.retiredKey(root, runId));
       store.deleteObjects(keys);
+      // The record goes last: while anything of the generation may be left, it names it.
+      store.deleteObjects(List.of(Generations.retiredKey(root, runId)));
       LOG.info(
           "{}: failed before publishing; removed its {} unpublished objects under {}",
           who,
-          keys.size() - 1,
-          root.uriOf(root.keyOf(Generations.runDir(runId))));
+          keys.size(),
+          root.uriOf(generation));
     } catch (IOException | RuntimeException e) {
       LOG.warn(
-          "{}: its unpublished generation {} was not removed ({}); a later statement's retire"
-              + " records do not name it, remove it by hand",
+          "{}: its unpublished generation {} was not removed ({}); its record stays, and a"
+              + " statement on {} removes it once the record is {} ms old",
           who,
-          root.uriOf(root.keyOf(Generations.runDir(runId))),
-          e.getMessage());
+          root.uriOf(generation),
+          e.getMessage(),
+          table.name(),
+          graceMillis);
     }
   }
 
-  private void publishHoldingLock(StoreGateway store, Set<String> written) throws IOException {
-    // Until the call lands, the record names this run's own generation: a process that dies
-    // before it leaves the generation for a later statement to remove. Anything a location names
-    // is never removed, so a call that landed keeps its generation.
-    retire(store, List.of(root.keyOf(Generations.runDir(runId))), true);
-    step("committed");
-    List<String> superseded = new ArrayList<>();
+  // ---- publishing ------------------------------------------------------------------------------
+
+  /** What the statement changes: the new location of each partition, by what it was before. */
+  private final class Change {
+    /** New partitions, by fragment, at their generation. */
+    final Map<String, String> created = new TreeMap<>();
+
+    /** Existing partitions (or the unpartitioned table, fragment ""), at their new location. */
+    final Map<String, String> altered = new TreeMap<>();
+
+    /** Where each altered partition was, as read. */
+    final Map<String, URI> before = new TreeMap<>();
+
+    /** Altered partitions whose files the statement appends to (copies into its generation). */
+    final Set<String> appended = new TreeSet<>();
+
+    /** What the statement read at each old location, by its key prefix. */
+    final Map<String, List<ObjectInfo>> read = new HashMap<>();
+
+    /** This run's own objects: files, copies, empty directories. */
+    final List<RetiredObject> own = new ArrayList<>();
+
+    boolean twoSteps() {
+      return table.partitioned() && !created.isEmpty() && !altered.isEmpty();
+    }
+  }
+
+  private void publishHoldingLock(StoreGateway store, LeaseLock lock, Set<String> written)
+      throws IOException {
+    Change change = new Change();
     try {
-      if (table.partitioned()) {
-        publishPartitions(store, written, superseded);
-      } else {
-        publishTable(store, superseded);
-      }
+      plan(store, written, change);
+      step("committed");
+      prepare(store, change);
+      step("copied");
+      fencedCalls(store, lock, change);
     } catch (IOException | RuntimeException e) {
       throw new IOException(
           who
@@ -261,84 +410,142 @@ public final class Publication {
     }
     table.published();
     step("published");
-    retire(store, superseded, false);
+    List<RetiredObject> superseded = superseded(change);
+    // The empty directories: the new partitions' the second call replaced, and those of
+    // partitions the engine drops after a static overwrite. Removal leaves them while named.
+    for (RetiredObject object : change.own) {
+      if (object.key().startsWith(root.keyOf(Generations.runDir(runId) + Generations.EMPTY))) {
+        superseded.add(object);
+      }
+    }
+    try {
+      if (superseded.isEmpty()) {
+        records.forget(store);
+      } else {
+        records.write(store, RetireRecord.State.SUPERSEDED, List.of(), superseded);
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn(
+          "{}: the record of what its call replaced could not be written ({}); its pending record"
+              + " names it, and it is removed once this statement's generation is superseded in"
+              + " turn",
+          who,
+          e.getMessage());
+    }
     step("retired");
   }
 
-  /** Refuses the metastore call when the lock lapsed and another statement took it over. */
-  private void ensureLockHeld() throws IOException {
-    if (lock != null && lock.isLost()) {
-      throw new IOException(
-          "the publication lock of "
-              + rootPath
-              + " lapsed and was taken over by another statement before the metastore call: the"
-              + " partitions this statement copied may be stale, so it does not publish (raise "
-              + CommitterConfig.JOB_LEASE
-              + ")");
-    }
-  }
-
-  private void publishTable(StoreGateway store, List<String> superseded) throws IOException {
-    URI old = table.location();
-    String target = root.keyOf(Generations.runDir(runId));
-    if (append) {
-      copyInto(store, old, target);
-      retire(store, List.of(root.keyOf(Generations.runDir(runId))), true);
-    }
-    step("copied");
-    ensureLockHeld();
-    metastoreCalled = true;
-    table.relocate(uriOf(target));
-    underRoot(old).ifPresent(superseded::add);
-    LOG.info("{}: table {} now reads {}", who, table.name(), root.uriOf(target));
-  }
-
-  private void publishPartitions(StoreGateway store, Set<String> written, List<String> superseded)
-      throws IOException {
-    Map<String, URI> existing = table.partitionLocations();
-    String emptyKey = root.keyOf(Generations.runDir(runId) + Generations.EMPTY);
-    Map<String, URI> created = new LinkedHashMap<>();
-    Map<String, URI> altered = new LinkedHashMap<>();
-    for (String fragment : new TreeSet<>(written)) {
-      String target = root.keyOf(Generations.partitionDir(runId, fragment));
-      URI old = existing.get(fragment);
-      if (old == null) {
-        created.put(fragment, uriOf(target));
-      } else {
-        if (append) {
-          copyInto(store, old, target);
-        }
-        altered.put(fragment, uriOf(target));
-        underRoot(old).ifPresent(superseded::add);
+  /** Reads the table and decides each partition's new location. */
+  private void plan(StoreGateway store, Set<String> written, Change change) throws IOException {
+    if (!table.partitioned()) {
+      URI old = table.location();
+      change.altered.put("", root.keyOf(Generations.runDir(runId)));
+      change.before.put("", old);
+      if (append) {
+        change.appended.add("");
       }
-    }
-    boolean emptied = false;
-    if (!append && replacedWhenUnwritten != null) {
-      for (Map.Entry<String, URI> entry : existing.entrySet()) {
-        if (!written.contains(entry.getKey()) && replacedWhenUnwritten.test(entry.getKey())) {
-          altered.put(entry.getKey(), uriOf(emptyKey));
-          emptied = true;
-          underRoot(entry.getValue()).ifPresent(superseded::add);
+    } else {
+      Map<String, URI> existing = table.partitionLocations();
+      Generations.requireOwnLocations(table.name(), existing);
+      for (String fragment : written) {
+        String target = root.keyOf(Generations.partitionDir(runId, fragment));
+        URI old = existing.get(fragment);
+        if (old == null) {
+          change.created.put(fragment, target);
+        } else {
+          change.altered.put(fragment, target);
+          change.before.put(fragment, old);
+          if (append) {
+            change.appended.add(fragment);
+          }
+        }
+      }
+      if (!append && replacedWhenUnwritten != null) {
+        for (Map.Entry<String, URI> entry : existing.entrySet()) {
+          if (!written.contains(entry.getKey()) && replacedWhenUnwritten.test(entry.getKey())) {
+            change.altered.put(
+                entry.getKey(), root.keyOf(Generations.emptyDir(runId, entry.getKey())));
+            change.before.put(entry.getKey(), entry.getValue());
+          }
         }
       }
     }
-    if (append && !altered.isEmpty()) {
-      // Copies take time: the record's age must count from just before the call.
-      retire(store, List.of(root.keyOf(Generations.runDir(runId))), true);
+    String generation = root.keyOf(Generations.runDir(runId));
+    for (ObjectInfo object : store.listObjects(generation)) {
+      if (!Generations.inStaging(object.key().substring(generation.length()))) {
+        change.own.add(new RetiredObject(object.key(), object.etag()));
+      }
     }
-    step("copied");
-    ensureLockHeld();
-    boolean twoSteps = !created.isEmpty() && !altered.isEmpty();
-    if (twoSteps || emptied) {
+  }
+
+  /**
+   * Copies what appended partitions hold, reads what the others held, puts the empty directories,
+   * and records the run's own objects before the call.
+   */
+  private void prepare(StoreGateway store, Change change) throws IOException {
+    for (Map.Entry<String, URI> old : change.before.entrySet()) {
+      boolean appended = change.appended.contains(old.getKey());
+      if (!appended && recordable(old.getValue()).isEmpty()) {
+        continue; // nothing of it is copied or recorded: it is not read
+      }
+      List<ObjectInfo> objects = objectsAt(store, old.getValue());
+      change.read.put(prefixOf(old.getValue()), objects);
+      if (appended) {
+        copyInto(store, old.getKey(), visible(old.getValue(), objects), change);
+      }
+    }
+    Set<String> empty = new TreeSet<>();
+    for (String target : change.altered.values()) {
+      if (target.startsWith(root.keyOf(Generations.runDir(runId) + Generations.EMPTY))) {
+        empty.add(target);
+      }
+    }
+    if (change.twoSteps()) {
+      change.created.keySet().forEach(f -> empty.add(root.keyOf(Generations.emptyDir(runId, f))));
+    }
+    for (String directory : empty) {
       // A directory marker, so that every reader finds the empty location it is sent to. Not
       // empty itself: Ceph RGW 16 refuses an empty body sent with a trailing checksum.
-      store.putObject(emptyKey, EMPTY_MARKER, false);
+      change.own.add(new RetiredObject(directory, store.putObject(directory, EMPTY_MARKER, false)));
     }
+    // The appended partitions are read again, as late as the record allows: everything this run
+    // writes into its generation is written before its pending record, which names it all.
+    catchUp(store, change);
+    try {
+      records.write(store, RetireRecord.State.PENDING, change.own, superseded(change));
+    } catch (StoreException e) {
+      if (e.is(ErrorKind.PRECONDITION_FAILED)) {
+        // Its claim was taken for lapsed: nothing publishes this generation, so it goes now.
+        discardUnpublished(store);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Reads the table again, proves the lock, and calls the metastore; refuses when the table changed
+   * since it was read.
+   */
+  private void fencedCalls(StoreGateway store, LeaseLock lock, Change change) throws IOException {
+    requireUnchanged(change);
+    String action = "call the metastore for table " + table.name();
+    lock.fence(action);
     metastoreCalled = true;
-    if (twoSteps) {
-      Map<String, URI> pending = new LinkedHashMap<>();
-      created.keySet().forEach(fragment -> pending.put(fragment, uriOf(emptyKey)));
-      table.addPartitions(pending);
+    if (!table.partitioned()) {
+      table.relocate(uriOf(change.altered.get("")));
+      LOG.info("{}: table {} now reads {}", who, table.name(), root.uriOf(change.altered.get("")));
+      return;
+    }
+    Map<String, URI> created = uris(change.created);
+    Map<String, URI> altered = uris(change.altered);
+    if (change.twoSteps()) {
+      Map<String, URI> placeholders = new LinkedHashMap<>();
+      created
+          .keySet()
+          .forEach(f -> placeholders.put(f, uriOf(root.keyOf(Generations.emptyDir(runId, f)))));
+      table.addPartitions(placeholders);
+      requireUnchanged(change);
+      lock.fence(action);
       altered.putAll(created);
       table.relocatePartitions(altered);
     } else if (!created.isEmpty()) {
@@ -349,19 +556,166 @@ public final class Publication {
     LOG.info(
         "{}: published {} partitions of {} ({} new, {} replaced) in {} metastore call{}",
         who,
-        created.size() + altered.size(),
+        created.size() + change.altered.size(),
         table.name(),
         created.size(),
-        altered.size(),
-        twoSteps ? 2 : 1,
-        twoSteps ? "s (the new ones added empty first)" : "");
+        change.altered.size(),
+        change.twoSteps() ? 2 : 1,
+        change.twoSteps() ? "s (the new ones added empty first)" : "");
   }
 
   /**
-   * Copies the files a location holds into the new generation, inside the store. A name the
-   * statement already wrote there is kept; the copy takes the first free {@code _copy_K} name.
+   * An append copied what its partitions held; a file added since (by a writer outside the mode) is
+   * copied too, a few rounds at most. A file that changed or vanished refuses the call: its copy
+   * would bring back what another writer replaced.
    */
-  private void copyInto(StoreGateway store, URI location, String targetPrefix) throws IOException {
+  private void catchUp(StoreGateway store, Change change) throws IOException {
+    for (int round = 0; ; round++) {
+      boolean added = false;
+      for (String fragment : change.appended) {
+        URI old = change.before.get(fragment);
+        List<ObjectInfo> before = change.read.get(prefixOf(old));
+        List<ObjectInfo> now = objectsAt(store, old);
+        Map<String, String> etags = new HashMap<>();
+        now.forEach(object -> etags.put(object.key(), object.etag()));
+        Set<String> known = new HashSet<>();
+        for (ObjectInfo object : before) {
+          known.add(object.key());
+          if (!object.etag().equals(etags.get(object.key()))) {
+            throw new IOException(
+                root.uriOf(object.key())
+                    + " was "
+                    + (etags.containsKey(object.key()) ? "replaced" : "removed")
+                    + " while this statement appended to partition "
+                    + partitionName(fragment)
+                    + ": another writer changed the partition outside the publication lock, so"
+                    + " this statement does not publish its copy. Run it again");
+          }
+        }
+        List<ObjectInfo> fresh = new ArrayList<>();
+        for (ObjectInfo object : now) {
+          if (!known.contains(object.key())) {
+            fresh.add(object);
+          }
+        }
+        List<ObjectInfo> freshVisible = visible(old, fresh);
+        if (!freshVisible.isEmpty()) {
+          if (round >= CATCH_UP_ROUNDS) {
+            throw new IOException(
+                "files keep arriving in partition "
+                    + partitionName(fragment)
+                    + " at "
+                    + old
+                    + " while this statement appends to it (another writer outside the"
+                    + " publication lock); it does not publish. Run it again once they stop");
+          }
+          copyInto(store, fragment, freshVisible, change);
+          added = true;
+        }
+        List<ObjectInfo> all = new ArrayList<>(before);
+        all.addAll(fresh);
+        change.read.put(prefixOf(old), all);
+      }
+      if (!added) {
+        return;
+      }
+    }
+  }
+
+  /** Refuses the call when a partition it replaces moved, or one it adds appeared, since read. */
+  private void requireUnchanged(Change change) throws IOException {
+    if (!table.partitioned()) {
+      URI now = table.location();
+      URI before = change.before.get("");
+      if (!Generations.normalized(now).equals(Generations.normalized(before))) {
+        throw changed("the table", before, now);
+      }
+      return;
+    }
+    Map<String, URI> now = table.partitionLocations();
+    for (Map.Entry<String, URI> before : change.before.entrySet()) {
+      URI current = now.get(before.getKey());
+      if (current == null
+          || !Generations.normalized(current).equals(Generations.normalized(before.getValue()))) {
+        throw changed("partition " + partitionName(before.getKey()), before.getValue(), current);
+      }
+    }
+    for (String fragment : change.created.keySet()) {
+      URI current = now.get(fragment);
+      if (current != null
+          && !Generations.normalized(current)
+              .equals(
+                  Generations.normalized(
+                      uriOf(root.keyOf(Generations.emptyDir(runId, fragment)))))) {
+        throw changed("partition " + partitionName(fragment), null, current);
+      }
+    }
+  }
+
+  private IOException changed(String what, URI before, URI now) {
+    return new IOException(
+        what
+            + " of table "
+            + table.name()
+            + (before == null ? " did not exist" : " was at " + before)
+            + " when this statement read it, and is "
+            + (now == null ? "gone" : "at " + now)
+            + " now: another statement or tool changed the table meanwhile, so this statement does"
+            + " not publish. Run it again");
+  }
+
+  /** The objects this statement's call took out of the table, as it read them. */
+  private List<RetiredObject> superseded(Change change) throws IOException {
+    List<RetiredObject> superseded = new ArrayList<>();
+    for (URI old : change.before.values()) {
+      Optional<String> prefix = recordable(old);
+      if (prefix.isEmpty()) {
+        continue;
+      }
+      boolean generation = prefix.get().startsWith(root.keyOf(Generations.DIR));
+      for (ObjectInfo object : change.read.getOrDefault(prefix.get(), List.of())) {
+        String relative = object.key().substring(prefix.get().length());
+        boolean ours =
+            generation ? !Generations.inStaging(relative) : Generations.visibleToReaders(relative);
+        if (ours) {
+          superseded.add(new RetiredObject(object.key(), object.etag()));
+        }
+      }
+    }
+    return superseded;
+  }
+
+  /**
+   * The key prefix of an old location whose objects a record may name: a generation of this table,
+   * or, when the table owns its location, a directory under its root. Empty for anything else,
+   * whose files stay where they are.
+   */
+  private Optional<String> recordable(URI location) throws IOException {
+    Optional<String> prefix = underRoot(location);
+    if (prefix.isEmpty() || prefix.get().startsWith(root.keyOf(Generations.DIR))) {
+      return prefix;
+    }
+    if (owns == null) {
+      owns = table.ownsLocation();
+      if (!owns) {
+        LOG.info(
+            "{}: table {} does not own its location: the files it held outside its generations"
+                + " stay where they are",
+            who,
+            table.name());
+      }
+    }
+    return owns ? prefix : Optional.empty();
+  }
+
+  /**
+   * Copies files a location holds into the new generation, inside the store. A name the statement
+   * already wrote there is kept; the copy takes the first free {@code _copy_K} name instead.
+   */
+  private void copyInto(
+      StoreGateway store, String fragment, List<ObjectInfo> objects, Change change)
+      throws IOException {
+    URI location = change.before.get(fragment);
     Destination source = Destination.of(location);
     if (!source.bucket().equals(root.bucket())) {
       throw new IOException(
@@ -375,16 +729,17 @@ public final class Publication {
               + MODE
               + "=metastore copies a partition's files into the new generation inside one bucket");
     }
+    String targetPrefix = change.altered.get(fragment);
     Set<String> taken = new HashSet<>();
-    for (ObjectInfo object : store.listObjects(targetPrefix)) {
-      taken.add(object.key().substring(targetPrefix.length()));
-    }
-    int copied = 0;
-    for (ObjectInfo object : store.listObjects(source.prefix())) {
-      String relative = object.key().substring(source.prefix().length());
-      if (relative.isEmpty() || relative.endsWith("/") || !Generations.visibleToReaders(relative)) {
-        continue;
+    for (RetiredObject object : change.own) {
+      if (object.key().startsWith(targetPrefix)) {
+        taken.add(object.key().substring(targetPrefix.length()));
       }
+    }
+    String sourcePrefix = prefixOf(location);
+    int copied = 0;
+    for (ObjectInfo object : objects) {
+      String relative = object.key().substring(sourcePrefix.length());
       if (object.size() > MAX_COPY_BYTES) {
         throw new IOException(
             "appending to "
@@ -395,7 +750,8 @@ public final class Publication {
       }
       String name = freeName(relative, taken);
       taken.add(name);
-      store.copyObject(object.key(), targetPrefix + name);
+      String target = targetPrefix + name;
+      change.own.add(new RetiredObject(target, store.copyObject(object.key(), target)));
       copied++;
     }
     LOG.info(
@@ -425,146 +781,67 @@ public final class Publication {
   }
 
   /**
-   * Writes the record naming what this statement superseded; a failure only leaves them. A pending
-   * record (written before the call, naming the statement's own generation) starts with {@value
-   * #PENDING}: its age says nothing of when that generation stopped being read.
+   * The objects at a location. The table's root holds its generations too: those are skipped rather
+   * than listed.
    */
-  private void retire(StoreGateway store, List<String> prefixes, boolean pending) {
-    // Written even when empty: it replaces the record naming this run's own generation.
-    String text =
-        (pending ? PENDING + "\n" : "") + String.join("\n", new LinkedHashSet<>(prefixes)) + "\n";
-    String key = Generations.retiredKey(root, runId);
-    try {
-      store.putObject(key, text.getBytes(StandardCharsets.UTF_8), false);
-    } catch (IOException | RuntimeException e) {
-      LOG.warn(
-          "{}: the record of the {} locations it superseded could not be written to {} ({});"
-              + " they stay until removed by hand: {}",
-          who,
-          prefixes.size(),
-          root.uriOf(key),
-          e.getMessage(),
-          prefixes);
+  private List<ObjectInfo> objectsAt(StoreGateway store, URI location) throws IOException {
+    if (!Generations.inBucket(location, root.bucket())) {
+      return List.of();
     }
+    String prefix = prefixOf(location);
+    if (prefix.equals(root.prefix())) {
+      return store
+          .listObjectsUpTo(prefix, Integer.MAX_VALUE, root.keyOf(Generations.DIR))
+          .orElseThrow();
+    }
+    return store.listObjects(prefix);
+  }
+
+  /** What readers read of a location's objects: no hidden names, no directory markers. */
+  private List<ObjectInfo> visible(URI location, List<ObjectInfo> objects) {
+    String prefix = prefixOf(location);
+    List<ObjectInfo> visible = new ArrayList<>();
+    for (ObjectInfo object : objects) {
+      String relative = object.key().substring(prefix.length());
+      if (!relative.isEmpty()
+          && !relative.endsWith("/")
+          && Generations.visibleToReaders(relative)) {
+        visible.add(object);
+      }
+    }
+    return visible;
   }
 
   /**
-   * Removes what retire records older than the grace period name, except anything under a location
-   * the metastore names now; then the records. Costs one LIST when nothing is due.
+   * Acts on the records older than the grace period (see {@link RetireRecords}); a failure is only
+   * logged.
    */
   public void removeExpired(StoreGateway store) {
-    try {
-      List<ObjectInfo> records = store.listObjects(root.keyOf(Generations.RETIRED));
-      long now = store.storeNowMillis();
-      List<ObjectInfo> due = new ArrayList<>();
-      for (ObjectInfo record : records) {
-        if (now - record.lastModifiedMillis() >= graceMillis
-            && !record.key().equals(Generations.retiredKey(root, runId))) {
-          due.add(record);
-        }
-      }
-      if (due.isEmpty()) {
-        return;
-      }
-      List<String> live = liveLocationPrefixes();
-      int removed = 0;
-      int restarted = 0;
-      for (ObjectInfo record : due) {
-        Optional<byte[]> text = store.getObject(record.key());
-        if (text.isEmpty()) {
-          continue; // another statement removed it
-        }
-        List<String> lines = List.of(new String(text.get(), StandardCharsets.UTF_8).split("\n"));
-        if (!lines.isEmpty() && lines.get(0).equals(PENDING)) {
-          // The statement never wrote its record after the call: it failed, died, or lost the
-          // answer of a call that landed. Readers may have read its generation until just now, so
-          // the grace starts again from here, once no location names it; while one does, the
-          // record waits.
-          List<String> named = lines.subList(1, lines.size());
-          boolean read =
-              named.stream()
-                  .anyMatch(
-                      line ->
-                          !line.isBlank()
-                              && live.stream().anyMatch(prefix -> prefix.startsWith(line)));
-          if (!read) {
-            store.putObject(
-                record.key(),
-                (String.join("\n", named) + "\n").getBytes(StandardCharsets.UTF_8),
-                false);
-            restarted++;
-          }
-          continue;
-        }
-        List<String> doomed = new ArrayList<>();
-        for (String line : lines) {
-          if (line.isBlank() || !line.startsWith(root.prefix())) {
-            continue; // only what lies under this table's root is this table's to remove
-          }
-          // A generation is removed whole but for the staging directories of statements still
-          // writing through it (Hive stages a partition's files under its location); an older
-          // location only of what readers would read.
-          boolean generation = line.startsWith(root.keyOf(Generations.DIR));
-          for (ObjectInfo object : store.listObjects(line)) {
-            String relative = object.key().substring(line.length());
-            boolean ours =
-                generation
-                    ? !Generations.inStaging(relative)
-                    : Generations.visibleToReaders(relative);
-            if (ours && live.stream().noneMatch(object.key()::startsWith)) {
-              doomed.add(object.key());
-            }
-          }
-        }
-        if (!doomed.isEmpty()) {
-          store.deleteObjects(doomed);
-        }
-        store.deleteObjects(List.of(record.key()));
-        removed += doomed.size();
-      }
-      LOG.info(
-          "{}: removed {} files of {} superseded generations of {}, older than {} ms; {} left by"
-              + " statements that never recorded their end wait another {} ms",
-          who,
-          removed,
-          due.size() - restarted,
-          table.name(),
-          graceMillis,
-          restarted,
-          graceMillis);
-    } catch (IOException | RuntimeException e) {
-      LOG.warn(
-          "{}: superseded generations of {} not removed this time: {}",
-          who,
-          table.name(),
-          e.getMessage());
-    }
+    records.removeDue(store);
   }
 
-  /** Key prefixes of the locations readers are sent to now, in the root's bucket. */
-  private List<String> liveLocationPrefixes() throws IOException {
-    List<URI> locations = new ArrayList<>();
-    if (table.partitioned()) {
-      locations.addAll(table.partitionLocations().values());
-    } else {
-      locations.add(table.location());
-    }
-    List<String> prefixes = new ArrayList<>();
-    for (URI location : locations) {
-      Destination destination = Destination.of(location);
-      if (destination.bucket().equals(root.bucket())) {
-        prefixes.add(destination.prefix());
-      }
-    }
-    return prefixes;
+  // ---- names -----------------------------------------------------------------------------------
+
+  private Map<String, URI> uris(Map<String, String> keys) {
+    Map<String, URI> uris = new LinkedHashMap<>();
+    keys.forEach((fragment, key) -> uris.put(fragment, uriOf(key)));
+    return uris;
   }
 
-  /** The key prefix of a location under the table's root, which a retire record may name. */
+  private static String partitionName(String fragment) {
+    return fragment.isEmpty() ? "(the table)" : "(" + Generations.spec(fragment) + ")";
+  }
+
+  /** A location's key prefix, ending in '/'. */
+  private static String prefixOf(URI location) {
+    return Destination.of(location).prefix();
+  }
+
+  /** The key prefix of a location under the table's root, which a record may name. */
   private Optional<String> underRoot(URI location) {
-    Destination destination = Destination.of(location);
-    if (destination.bucket().equals(root.bucket())
-        && destination.prefix().startsWith(root.prefix())) {
-      return Optional.of(destination.prefix());
+    if (Generations.inBucket(location, root.bucket())
+        && prefixOf(location).startsWith(root.prefix())) {
+      return Optional.of(prefixOf(location));
     }
     LOG.info(
         "{}: {} lies outside the table's root {}; it is left for its owner",
