@@ -20,6 +20,8 @@ final class Scheduler {
     WAITING,
     RUNNING,
     BLOCKED,
+    /** Blocked until its condition holds, or until no other actor can go on (a pause). */
+    SLEEPING,
     DONE
   }
 
@@ -86,6 +88,14 @@ final class Scheduler {
     yieldAs(actor, State.BLOCKED, condition);
   }
 
+  /**
+   * Called by an actor that stops for a while (a paused process): it goes on once the condition
+   * holds (the clock passed its wake-up time), or earlier when no other actor can go on.
+   */
+  void sleepUntil(Actor actor, BooleanSupplier condition) {
+    yieldAs(actor, State.SLEEPING, condition);
+  }
+
   private void yieldAs(Actor actor, State state, BooleanSupplier condition) {
     lock.lock();
     try {
@@ -150,8 +160,16 @@ final class Scheduler {
         List<Actor> runnable = new ArrayList<>();
         for (Actor actor : actors) {
           if (actor.state == State.WAITING
-              || actor.state == State.BLOCKED && actor.until.getAsBoolean()) {
+              || (actor.state == State.BLOCKED || actor.state == State.SLEEPING)
+                  && actor.until.getAsBoolean()) {
             runnable.add(actor);
+          }
+        }
+        if (runnable.isEmpty()) {
+          for (Actor actor : actors) {
+            if (actor.state == State.SLEEPING) {
+              runnable.add(actor); // nobody else moves the clock: the sleepers wake
+            }
           }
         }
         if (runnable.isEmpty()) {

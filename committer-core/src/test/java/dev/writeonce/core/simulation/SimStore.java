@@ -33,14 +33,39 @@ final class SimStore implements StoreGateway {
     }
   }
 
-  /** How an actor's requests fail: crash at the Nth (0: never), and rates of the others. */
+  /**
+   * How an actor's requests fail: crash at the Nth (0: never), and rates of the others. Before its
+   * {@code pauseAt}th request (0: never) the process stops for {@code pauseMillis} of the store's
+   * clock, as a long GC or a frozen container would; before each request the clock moves on by up
+   * to {@code tickMillis}.
+   */
   record Faults(
-      int crashAt, double transientRate, double lostAnswerRate, long seed, boolean landsLate) {
+      int crashAt,
+      double transientRate,
+      double lostAnswerRate,
+      long seed,
+      boolean landsLate,
+      int pauseAt,
+      long pauseMillis,
+      int tickMillis) {
     static final Faults NONE = new Faults(0, 0, 0, 0, false);
 
     Faults(int crashAt, double transientRate, double lostAnswerRate, long seed) {
       this(crashAt, transientRate, lostAnswerRate, seed, false);
     }
+
+    Faults(int crashAt, double transientRate, double lostAnswerRate, long seed, boolean landsLate) {
+      this(crashAt, transientRate, lostAnswerRate, seed, landsLate, 0, 0, 0);
+    }
+  }
+
+  /**
+   * A simulated process whose threads each have a store of their own (a statement and the timer
+   * that renews its lock): they die together and pause together.
+   */
+  static final class Process {
+    volatile boolean dead;
+    volatile boolean paused;
   }
 
   private interface Effect<T> {
@@ -56,40 +81,72 @@ final class SimStore implements StoreGateway {
   private final String name;
   private final Faults faults;
   private final Random random;
+  private final Process process;
   private int calls;
-  private volatile boolean dead;
 
   SimStore(World world, Scheduler scheduler, Scheduler.Actor actor, String name, Faults faults) {
+    this(world, scheduler, actor, name, faults, new Process());
+  }
+
+  SimStore(
+      World world,
+      Scheduler scheduler,
+      Scheduler.Actor actor,
+      String name,
+      Faults faults,
+      Process process) {
     this.world = world;
     this.scheduler = scheduler;
     this.actor = actor;
     this.name = name;
     this.faults = faults;
     this.random = new Random(faults.seed());
+    this.process = process;
   }
 
   boolean isDead() {
-    return dead;
+    return process.dead;
+  }
+
+  /** The requests this store has sent, or tried to. */
+  synchronized int calls() {
+    return calls;
   }
 
   private <T> T call(String what, Effect<T> effect) throws StoreException {
-    if (dead) {
+    if (process.dead) {
       throw new Crash(name);
     }
     if (scheduler != null) {
       scheduler.pause(actor);
+      // Another thread of this process paused it: nothing is sent until it goes on.
+      if (process.paused) {
+        scheduler.blockUntil(actor, () -> !process.paused || process.dead);
+      }
+      if (process.dead) {
+        throw new Crash(name);
+      }
     }
     int n;
     double roll;
+    int tick;
     synchronized (this) {
       n = ++calls;
       roll = random.nextDouble();
+      tick = faults.tickMillis() > 0 ? random.nextInt(faults.tickMillis()) : 0;
     }
+    if (n == faults.pauseAt() && scheduler != null) {
+      pauseProcess();
+    }
+    if (process.dead) {
+      throw new Crash(name);
+    }
+    world.memory.advanceClock(tick);
     if (TRACE) {
       System.out.println("  " + name + " #" + n + " " + what);
     }
     if (n == faults.crashAt()) {
-      dead = true;
+      process.dead = true;
       if (faults.landsLate()) {
         // The request was sent before the crash and reaches the store later.
         world.inFlight.add(
@@ -107,10 +164,29 @@ final class SimStore implements StoreGateway {
       throw new StoreException(ErrorKind.TRANSIENT, 503, "simulated 503 on " + what, null);
     }
     T result = effect.run();
+    world.observer.afterRequest(name, what);
     if (roll < faults.transientRate() + faults.lostAnswerRate()) {
       throw new StoreException(ErrorKind.TRANSIENT, 0, "simulated lost answer of " + what, null);
     }
     return result;
+  }
+
+  /**
+   * The process stops: none of its threads sends anything until the store's clock has moved on by
+   * the pause, or until no other actor can go on, when the pause ends by itself.
+   */
+  private void pauseProcess() {
+    long resumeAt = world.memory.clockMillis() + faults.pauseMillis();
+    process.paused = true;
+    if (TRACE) {
+      System.out.println("  " + name + " pauses until " + resumeAt);
+    }
+    scheduler.sleepUntil(actor, () -> world.memory.clockMillis() >= resumeAt);
+    long behind = resumeAt - world.memory.clockMillis();
+    if (behind > 0) {
+      world.memory.advanceClock(behind);
+    }
+    process.paused = false;
   }
 
   @Override
@@ -180,8 +256,16 @@ final class SimStore implements StoreGateway {
         () -> {
           String etag = world.memory.putObject(key, data, ifNoneMatch);
           world.manifestWritten(key, data);
+          world.observer.afterPut(name, key, data);
           return etag;
         });
+  }
+
+  @Override
+  public String copyObject(String sourceKey, String targetKey) throws StoreException {
+    return call(
+        "CopyObject " + sourceKey + " to " + targetKey,
+        () -> world.memory.copyObject(sourceKey, targetKey));
   }
 
   @Override
@@ -218,7 +302,21 @@ final class SimStore implements StoreGateway {
 
   @Override
   public boolean deleteObjectIfMatch(String key, String etag) throws StoreException {
-    return call("DeleteObject If-Match " + key, () -> world.memory.deleteObjectIfMatch(key, etag));
+    return call(
+        "DeleteObject If-Match " + key,
+        () -> {
+          if (world.deleteIfMatchIgnored) {
+            // As the pinned MinIO and Ceph RGW 16 do: the condition is dropped, the object goes.
+            world.observer.beforeDelete(name, List.of(key));
+            world.memory.deleteObjects(List.of(key));
+            return true;
+          }
+          Optional<ObjectInfo> current = world.memory.headObject(key);
+          if (current.isPresent() && current.get().etag().equals(etag)) {
+            world.observer.beforeDelete(name, List.of(key));
+          }
+          return world.memory.deleteObjectIfMatch(key, etag);
+        });
   }
 
   @Override
@@ -234,6 +332,7 @@ final class SimStore implements StoreGateway {
     call(
         "DeleteObjects " + keys.size(),
         () -> {
+          world.observer.beforeDelete(name, keys);
           world.memory.deleteObjects(keys);
           return null;
         });

@@ -25,6 +25,23 @@ final class World {
   /** A clock near now: records look fresh to job setup and abort fences stand. */
   final InMemoryStore memory = new InMemoryStore(BUCKET, System.currentTimeMillis());
 
+  /**
+   * Sees every request that reached the store, as it lands: the publication's checker. Called in
+   * the sending actor's turn, so that it sees the world between two requests.
+   */
+  interface Observer {
+    default void afterRequest(String actor, String what) {}
+
+    default void afterPut(String actor, String key, byte[] data) {}
+
+    default void beforeDelete(String actor, java.util.Collection<String> keys) {}
+  }
+
+  volatile Observer observer = new Observer() {};
+
+  /** Whether DELETE If-Match is ignored, as on the pinned MinIO and Ceph RGW 16. */
+  volatile boolean deleteIfMatchIgnored;
+
   final List<JobManifest> committed = new ArrayList<>();
   final Set<String> committedUploadIds = new HashSet<>();
   final Map<String, byte[]> uploadBytes = new HashMap<>();
