@@ -8,6 +8,7 @@ import dev.writeonce.core.engine.JobRecords;
 import dev.writeonce.core.model.CommitStatistics;
 import dev.writeonce.core.model.DestinationClaim;
 import dev.writeonce.core.model.SuccessData;
+import dev.writeonce.core.publish.PublicationState;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -92,6 +93,7 @@ final class InspectCommand implements Callable<Integer> {
                 + "; later fail-mode jobs are refused while it stands (recover removes it once"
                 + " its job is no longer live)");
       }
+      attention |= printPublication(output, access, now);
       long requests = access.gateway.counters().total();
       output.say(requests + " requests sent");
       return output.finish(attention ? Main.ATTENTION : Main.OK, requests);
@@ -126,6 +128,88 @@ final class InspectCommand implements Callable<Integer> {
               : "uncommitted (running?): " + job.uploads().size() + " open uploads recorded";
       case DAMAGED -> "DAMAGED records: left untouched";
     };
+  }
+
+  /**
+   * Metastore publish mode's state under the destination, when it is a table's root: generations,
+   * retire records and the publication lock. True when something needs an operator.
+   */
+  private static boolean printPublication(CommandOutput out, StoreAccess access, long now)
+      throws java.io.IOException {
+    PublicationState state = PublicationState.read(access.gateway, access.destination);
+    if (state.generations().isEmpty() && state.records().isEmpty() && state.lock().isEmpty()) {
+      return false;
+    }
+    ObjectNode node = out.root().putObject("publication");
+    out.say("metastore publish mode: " + state.generations().size() + " generations");
+    boolean attention = !state.unreadable().isEmpty();
+    com.fasterxml.jackson.databind.node.ArrayNode records = node.putArray("records");
+    com.fasterxml.jackson.databind.node.ArrayNode generations = node.putArray("generations");
+    if (state.lock().isPresent()) {
+      PublicationState.Lock lock = state.lock().get();
+      long age = Math.max(0, now - lock.writtenMillis());
+      boolean lapsed = age >= lock.lock().leaseMillis();
+      ObjectNode l = node.putObject("lock");
+      l.put("uri", lock.uri());
+      l.put("holder", lock.lock().holder());
+      l.put("host", lock.lock().host());
+      l.put("renewedAt", CommandOutput.instant(lock.writtenMillis()));
+      l.put("lapsed", lapsed);
+      out.say(
+          "  publication lock: held by "
+              + lock.lock().holder()
+              + " on "
+              + lock.lock().host()
+              + ", renewed "
+              + Durations.format(Duration.ofSeconds(age / 1000))
+              + " ago"
+              + (lapsed
+                  ? " (LAPSED: its holder is gone; the next statement takes it over)"
+                  : " (live)"));
+    }
+    for (Map.Entry<String, PublicationState.Record> entry : state.records().entrySet()) {
+      PublicationState.Record found = entry.getValue();
+      long age = Math.max(0, now - found.writtenMillis());
+      ObjectNode r = records.addObject();
+      r.put("run", entry.getKey());
+      r.put("state", found.record().state().name().toLowerCase(java.util.Locale.ROOT));
+      r.put("own", found.record().own().size());
+      r.put("superseded", found.record().superseded().size());
+      r.put("writtenAt", CommandOutput.instant(found.writtenMillis()));
+      out.say(
+          String.format(
+              "  record %s: %s, %d own objects, %d superseded, written %s ago",
+              entry.getKey(),
+              found.record().state().name().toLowerCase(java.util.Locale.ROOT),
+              found.record().own().size(),
+              found.record().superseded().size(),
+              Durations.format(Duration.ofSeconds(age / 1000))));
+    }
+    for (Map.Entry<String, PublicationState.Generation> entry : state.generations().entrySet()) {
+      PublicationState.Generation generation = entry.getValue();
+      boolean recorded = state.records().containsKey(entry.getKey());
+      ObjectNode g = generations.addObject();
+      g.put("run", entry.getKey());
+      g.put("uri", generation.uri());
+      g.put("objects", generation.objects());
+      g.put("bytes", generation.bytes());
+      g.put("recorded", recorded);
+      out.say(
+          String.format(
+              "  generation %s: %d objects, %d bytes, last written %s%s",
+              entry.getKey(),
+              generation.objects(),
+              generation.bytes(),
+              Instant.ofEpochMilli(generation.newestMillis()),
+              recorded
+                  ? ""
+                  : "; no record: a partition (or the table) should name it; if none does, it is"
+                      + " left by a statement that died, see docs/operations.md"));
+    }
+    for (String problem : state.unreadable()) {
+      out.error("unreadable: " + problem);
+    }
+    return attention;
   }
 
   private static void printSuccess(CommandOutput out, JobInspector.Report report) {
