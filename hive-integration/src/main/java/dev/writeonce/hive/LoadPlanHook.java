@@ -263,14 +263,19 @@ public class LoadPlanHook implements ExecuteWithHookContext {
 
   /** Publishes what the statement's loads moved into generations, then releases its locks. */
   private static void afterStatement(String statement) throws IOException {
+    List<HivePublication> publications = PUBLICATIONS.getOrDefault(statement, List.of());
     try {
-      List<HivePublication> publications = PUBLICATIONS.getOrDefault(statement, List.of());
       while (!publications.isEmpty()) {
         publications.get(0).publish();
         publications.remove(0);
       }
-      PUBLICATIONS.remove(statement);
+    } catch (IOException | RuntimeException e) {
+      // Hive runs no failure hook after a post-execution hook fails: the loads not published
+      // yet are discarded here, the failed one only if it made no metastore call.
+      publications.forEach(HivePublication::discard);
+      throw e;
     } finally {
+      PUBLICATIONS.remove(statement);
       releaseLocks(statement);
     }
   }

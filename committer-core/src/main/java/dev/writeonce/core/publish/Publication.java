@@ -85,8 +85,8 @@ public final class Publication {
   public static final long DEFAULT_GRACE_MILLIS = TimeUnit.HOURS.toMillis(1);
 
   /**
-   * How long a statement waits for another's publication of the same table; shorter than the grace
-   * period, so that a generation is never found unnamed while its statement waits.
+   * How long a statement waits for another's publication of the same table. Its generation stays
+   * claimed while it waits, whatever the grace period.
    */
   public static final String WAIT = "writeonce.publish.wait";
 
@@ -166,24 +166,7 @@ public final class Publication {
   }
 
   private static long waitMillis(Configuration conf) {
-    long grace = graceMillis(conf);
-    long wait = conf.getTimeDuration(WAIT, DEFAULT_WAIT_MILLIS, TimeUnit.MILLISECONDS);
-    if (grace > 0 && wait >= grace) {
-      throw new IllegalArgumentException(
-          WAIT
-              + " ("
-              + wait
-              + " ms) must be shorter than "
-              + GRACE
-              + " ("
-              + grace
-              + " ms): a generation whose statement waits for the publication lock longer than"
-              + " the grace period could be found unnamed and removed. Lower "
-              + WAIT
-              + " or raise "
-              + GRACE);
-    }
-    return wait;
+    return conf.getTimeDuration(WAIT, DEFAULT_WAIT_MILLIS, TimeUnit.MILLISECONDS);
   }
 
   /** Gives the publication lock another clock, pause and renewals: for tests and simulations. */
@@ -285,13 +268,19 @@ public final class Publication {
                   leaseMillis,
                   waitMillis,
                   timing);
+      boolean published = false;
       try {
         publishHoldingLock(store, lock, written);
+        published = true;
         // Under the lock too: no other publication is then between its pending record and its
         // call, the one moment its generation is complete but neither named nor due.
         removeExpired(store);
       } finally {
-        if (held == null) {
+        if (held == null && !published && metastoreCalled) {
+          // A call whose answer was lost may still land: the next statement waits a lease
+          // before it reads the table, rather than publishing under it.
+          lock.abandon();
+        } else if (held == null) {
           lock.release();
         }
       }
@@ -336,8 +325,17 @@ public final class Publication {
         }
       }
       store.deleteObjects(keys);
-      // The record goes last: while anything of the generation may be left, it names it.
-      store.deleteObjects(List.of(Generations.retiredKey(root, runId)));
+      if (records.claimedOnly()) {
+        // Left to lapse: a file still on its way into the generation (a completion an engine
+        // queued) lands under a claim, which a later statement acts on after lease and grace.
+        LOG.info(
+            "{}: its claim {} is left to lapse",
+            who,
+            root.uriOf(Generations.retiredKey(root, runId)));
+      } else {
+        // The record goes last: while anything of the generation may be left, it names it.
+        store.deleteObjects(List.of(Generations.retiredKey(root, runId)));
+      }
       LOG.info(
           "{}: failed before publishing; removed its {} unpublished objects under {}",
           who,
@@ -527,7 +525,7 @@ public final class Publication {
    * since it was read.
    */
   private void fencedCalls(StoreGateway store, LeaseLock lock, Change change) throws IOException {
-    requireUnchanged(change);
+    requireUnchanged(store, change);
     String action = "call the metastore for table " + table.name();
     lock.fence(action);
     metastoreCalled = true;
@@ -544,7 +542,7 @@ public final class Publication {
           .keySet()
           .forEach(f -> placeholders.put(f, uriOf(root.keyOf(Generations.emptyDir(runId, f)))));
       table.addPartitions(placeholders);
-      requireUnchanged(change);
+      requireUnchanged(store, change);
       lock.fence(action);
       altered.putAll(created);
       table.relocatePartitions(altered);
@@ -623,13 +621,14 @@ public final class Publication {
   }
 
   /** Refuses the call when a partition it replaces moved, or one it adds appeared, since read. */
-  private void requireUnchanged(Change change) throws IOException {
+  private void requireUnchanged(StoreGateway store, Change change) throws IOException {
     if (!table.partitioned()) {
       URI now = table.location();
       URI before = change.before.get("");
       if (!Generations.normalized(now).equals(Generations.normalized(before))) {
         throw changed("the table", before, now);
       }
+      requireSameFiles(store, change);
       return;
     }
     Map<String, URI> now = table.partitionLocations();
@@ -640,6 +639,7 @@ public final class Publication {
         throw changed("partition " + partitionName(before.getKey()), before.getValue(), current);
       }
     }
+    requireSameFiles(store, change);
     for (String fragment : change.created.keySet()) {
       URI current = now.get(fragment);
       if (current != null
@@ -648,6 +648,37 @@ public final class Publication {
                   Generations.normalized(
                       uriOf(root.keyOf(Generations.emptyDir(runId, fragment)))))) {
         throw changed("partition " + partitionName(fragment), null, current);
+      }
+    }
+  }
+
+  /**
+   * An appended partition must hold what the statement copied from it, right before the call: a
+   * file that arrived after the last catch-up (a writer outside the publication lock) would drop
+   * out of the table with the call, and it is no longer copied, since the pending record is
+   * written.
+   */
+  private void requireSameFiles(StoreGateway store, Change change) throws IOException {
+    for (String fragment : change.appended) {
+      URI old = change.before.get(fragment);
+      Map<String, String> copied = new HashMap<>();
+      for (ObjectInfo object : visible(old, change.read.get(prefixOf(old)))) {
+        copied.put(object.key(), object.etag());
+      }
+      Map<String, String> now = new HashMap<>();
+      for (ObjectInfo object : visible(old, objectsAt(store, old))) {
+        now.put(object.key(), object.etag());
+      }
+      if (!now.equals(copied)) {
+        throw new IOException(
+            "the files of partition "
+                + partitionName(fragment)
+                + " at "
+                + old
+                + " changed after this statement copied them (another writer outside the"
+                + " publication lock): it does not publish, so that no file drops out of table "
+                + table.name()
+                + ". Run it again");
       }
     }
   }

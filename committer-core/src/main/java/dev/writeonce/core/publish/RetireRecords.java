@@ -147,6 +147,13 @@ final class RetireRecords {
     }
   }
 
+  /** Whether the run's record is still its claim: it wrote no pending record. */
+  boolean claimedOnly() {
+    synchronized (mutex) {
+      return claim != null && !claimLost;
+    }
+  }
+
   /** Stops renewing the claim: the statement ended, published or not. */
   void stopClaim() {
     Runnable stop;
@@ -347,19 +354,33 @@ final class RetireRecords {
       return live;
     }
 
+    /**
+     * Whether a location reads the key: it lies under the location, in no directory a reader of
+     * that location skips ({@code _generations/} under a table over the root is not read).
+     */
     private boolean named(String key) throws IOException {
       for (String prefix : live()) {
         if (key.startsWith(prefix)) {
-          return true;
+          String relative = key.substring(prefix.length());
+          int slash = relative.lastIndexOf('/');
+          if (slash < 0 || Generations.visibleToReaders(relative.substring(0, slash))) {
+            return true;
+          }
         }
       }
       return false;
     }
 
+    private boolean isEmptyMarker(String run, String key) {
+      return key.startsWith(root.keyOf(Generations.runDir(run) + Generations.EMPTY));
+    }
+
     /** Whether a location names a directory that holds, or lies inside, this one. */
     private boolean overlapsLive(String directory) throws IOException {
       for (String prefix : live()) {
-        if (prefix.startsWith(directory) || directory.startsWith(prefix)) {
+        if (prefix.startsWith(directory)
+            || directory.startsWith(prefix)
+                && Generations.visibleToReaders(directory.substring(prefix.length()))) {
           return true;
         }
       }
@@ -418,14 +439,22 @@ final class RetireRecords {
         }
         case PENDING -> {
           // The statement never wrote its end: it failed, died, or lost the answer of a call
-          // that landed. Readers may have read its generation until just now, so the grace
-          // starts again from here, once no location names it; while one does, it waits.
+          // that landed. A file of its own that a location names shows that the call landed:
+          // what it superseded is out of the table, and its own files are the table's. Else
+          // its own files go (an empty directory a placeholder partition still names stays).
+          // Either way readers may have read until just now, so the grace starts again here.
+          boolean landed = false;
           for (RetiredObject object : record.own()) {
-            if (named(object.key())) {
-              return;
+            if (!isEmptyMarker(record.run(), object.key()) && named(object.key())) {
+              landed = true;
             }
           }
-          List<RetiredObject> all = new ArrayList<>(record.own());
+          List<RetiredObject> all = new ArrayList<>();
+          for (RetiredObject object : record.own()) {
+            if (!landed || isEmptyMarker(record.run(), object.key())) {
+              all.add(object);
+            }
+          }
           for (RetiredObject object : record.superseded()) {
             // Still read, when its call never landed or was replaced: whoever replaces it later
             // records it then, and its grace counts from that moment.
@@ -437,8 +466,13 @@ final class RetireRecords {
           restarted++;
         }
         case SUPERSEDED -> {
-          remove(record.superseded());
-          store.deleteObjectIfMatch(info.key(), etag);
+          List<RetiredObject> kept = remove(record.superseded());
+          if (kept.isEmpty()) {
+            store.deleteObjectIfMatch(info.key(), etag);
+          } else {
+            // Named by a location now: recorded again, for when none names them.
+            supersede(info.key(), etag, record.run(), kept);
+          }
         }
       }
     }
@@ -449,11 +483,16 @@ final class RetireRecords {
      * (the window left is between that LIST and the delete); others one by one with {@code
      * If-Match}, which a store that ignores it leaves to the same window.
      */
-    private void remove(List<RetiredObject> objects) throws IOException {
+    private List<RetiredObject> remove(List<RetiredObject> objects) throws IOException {
       Map<String, Map<String, String>> listings = new HashMap<>();
       List<String> bulk = new ArrayList<>();
+      List<RetiredObject> kept = new ArrayList<>();
       for (RetiredObject object : objects) {
-        if (!object.key().startsWith(root.prefix()) || named(object.key())) {
+        if (!object.key().startsWith(root.prefix())) {
+          continue;
+        }
+        if (named(object.key())) {
+          kept.add(object);
           continue;
         }
         String directory = object.key().substring(0, object.key().lastIndexOf('/') + 1);
@@ -478,6 +517,7 @@ final class RetireRecords {
         store.deleteObjects(bulk);
         removed += bulk.size();
       }
+      return kept;
     }
 
     /**

@@ -1,0 +1,337 @@
+package dev.writeonce.core.publish;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.errors.StoreException;
+import dev.writeonce.core.json.RetireRecordFormat;
+import dev.writeonce.core.lease.LeaseLock;
+import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.RetireRecord;
+import dev.writeonce.core.testing.ForwardingStore;
+import dev.writeonce.core.testing.InMemoryStore;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.hadoop.conf.Configuration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Schedules under which {@link Publication} and {@link RetireRecords} lost rows, or left objects
+ * that no record named and no location read, until they were fixed: a lost answer of the metastore
+ * call, a two-step publication failing between its calls, a file added to an appended partition
+ * after its copy, a completion landing after a failed statement's discard, a table over the root.
+ *
+ * <p>The table is {@code s3a://bucket/warehouse/t}, partitioned by {@code p}, managed (owns its
+ * location) unless a test says otherwise. Lease 10 s, grace 60 s, wait 30 s, all on the in-memory
+ * store's clock; claims and locks are not renewed behind the test's back (manual timing).
+ */
+class PublicationFaultsTest {
+
+  private static final String ROOT = "s3a://bucket/warehouse/t";
+  private static final Destination ROOT_DEST = Destination.of(URI.create(ROOT));
+  private static final long LEASE = 10_000;
+  private static final long GRACE = 60_000;
+  private static final long WAIT = 30_000;
+
+  private final InMemoryStore memory = new InMemoryStore("bucket");
+
+  /** The metastore: the table's partitions and what {@code otherLocations()} answers. */
+  private final Map<String, URI> partitions = new TreeMap<>();
+
+  private final List<URI> otherTables = new ArrayList<>();
+  private int cleanups;
+
+  // ---- the catalog -----------------------------------------------------------------------------
+
+  /** One metastore call of a statement's client: applies it, or not, as the test decides. */
+  @FunctionalInterface
+  interface Call {
+    void run(Map<String, URI> locations, Runnable apply) throws IOException;
+  }
+
+  private static final Call LANDS = (locations, apply) -> apply.run();
+
+  /** The table as one statement's metastore client sees it. */
+  private final class Table implements MetastoreTable {
+    Call onAdd = LANDS;
+    Call onRelocate = LANDS;
+
+    @Override
+    public String name() {
+      return "db.t";
+    }
+
+    @Override
+    public boolean partitioned() {
+      return true;
+    }
+
+    @Override
+    public boolean ownsLocation() {
+      return true;
+    }
+
+    @Override
+    public URI location() {
+      return URI.create(ROOT);
+    }
+
+    @Override
+    public Map<String, URI> partitionLocations() {
+      return new TreeMap<>(partitions);
+    }
+
+    @Override
+    public List<URI> otherLocations() {
+      return new ArrayList<>(otherTables);
+    }
+
+    @Override
+    public void addPartitions(Map<String, URI> locations) throws IOException {
+      Map<String, URI> copy = new TreeMap<>(locations);
+      onAdd.run(
+          copy,
+          () -> {
+            for (String fragment : copy.keySet()) {
+              if (partitions.containsKey(fragment)) {
+                throw new IllegalStateException("AlreadyExistsException " + fragment);
+              }
+            }
+            partitions.putAll(copy);
+          });
+    }
+
+    @Override
+    public void relocatePartitions(Map<String, URI> locations) throws IOException {
+      Map<String, URI> copy = new TreeMap<>(locations);
+      onRelocate.run(copy, () -> partitions.putAll(copy));
+    }
+
+    @Override
+    public void relocate(URI location) {
+      throw new UnsupportedOperationException("partitioned");
+    }
+  }
+
+  // ---- helpers ---------------------------------------------------------------------------------
+
+  private static Configuration conf() {
+    Configuration conf = new Configuration(false);
+    conf.set(Publication.GRACE, GRACE + "ms");
+    conf.set(CommitterConfig.JOB_LEASE, LEASE + "ms");
+    conf.set(Publication.WAIT, WAIT + "ms");
+    return conf;
+  }
+
+  private Publication statement(String run, boolean append, MetastoreTable table) {
+    return new Publication(table, ROOT, run, "statement " + run, append, null, conf())
+        .withTiming(LeaseLock.Timing.manual(memory::clockMillis, memory::advanceClock));
+  }
+
+  private static String key(String relative) {
+    return ROOT_DEST.keyOf(relative);
+  }
+
+  private static URI location(String relative) {
+    return URI.create(ROOT + "/" + relative);
+  }
+
+  /** The file a run writes into its generation of a partition (its "row"). */
+  private static String rowKey(String run, String fragment) {
+    return key(Generations.partitionDir(run, fragment) + "part-" + run);
+  }
+
+  private static URI generation(String run, String fragment) {
+    return location(Generations.runDir(run) + fragment);
+  }
+
+  private void put(String key, String body) throws StoreException {
+    memory.putObject(key, body.getBytes(StandardCharsets.UTF_8), false);
+  }
+
+  /** A table that was written before the mode: partition p at warehouse/t/p/, one file. */
+  private String preModePartition(String fragment) throws StoreException {
+    String file = key(fragment + "/000000_0");
+    put(file, "old row of " + fragment);
+    partitions.put(fragment, location(fragment));
+    return file;
+  }
+
+  /** A run claims its generation, its files land, and it publishes them. */
+  private void write(Publication publication, String run, String... fragments) throws IOException {
+    publication.claim(memory);
+    for (String fragment : fragments) {
+      put(rowKey(run, fragment), "row of " + run + " in " + fragment);
+    }
+  }
+
+  /** An ordinary, fault-free statement that overwrites the given partitions. */
+  private void ordinaryStatement(String run, String... fragments) throws IOException {
+    Publication publication = statement(run, false, new Table());
+    write(publication, run, fragments);
+    publication.publish(memory, Set.of(fragments));
+  }
+
+  /**
+   * Lets {@code rounds} times the lease plus the grace pass, each followed by a fault-free
+   * statement into a fresh partition of its own: every due record is acted on, repeatedly.
+   */
+  private void timePassesWithCleanups(int rounds) throws IOException {
+    for (int i = 0; i < rounds; i++) {
+      memory.advanceClock(GRACE + LEASE + 1);
+      String run = "cleanup-" + (++cleanups);
+      ordinaryStatement(run, "p=cleanup" + cleanups);
+    }
+  }
+
+  /** Every key any retire record of the table names (own or superseded). */
+  private Set<String> recordedKeys() throws IOException {
+    Set<String> recorded = new TreeSet<>();
+    for (String key : memory.keys()) {
+      if (key.startsWith(key(Generations.RETIRED))) {
+        RetireRecord record = RetireRecordFormat.fromJson(memory.content(key), key);
+        record.own().forEach(o -> recorded.add(o.key()));
+        record.superseded().forEach(o -> recorded.add(o.key()));
+      }
+    }
+    return recorded;
+  }
+
+  /** Whether a partition location of the table reads the key. */
+  private boolean readByTheTable(String key) {
+    return partitions.values().stream()
+        .anyMatch(location -> key.startsWith(Destination.of(location).prefix()));
+  }
+
+  private RetireRecord.State recordState(String run) throws IOException {
+    String key = Generations.retiredKey(ROOT_DEST, run);
+    return RetireRecordFormat.fromJson(memory.content(key), key).state();
+  }
+
+  @Test
+  void aCallWhoseAnswerWasLostLeavesTheLockToLapseSoTheNextStatementWaitsALease() throws Exception {
+    preModePartition("p=1");
+    Table xTable = new Table();
+    xTable.onRelocate =
+        (locations, apply) -> {
+          throw new IOException(
+              "alter_partitions: java.net.SocketTimeoutException: Read timed out");
+        };
+    Publication x = statement("X", false, xTable);
+    write(x, "X", "p=1");
+    assertThatThrownBy(() -> x.publish(memory, Set.of("p=1"))).isInstanceOf(IOException.class);
+    x.discardUnpublished(memory);
+    // The call may still land in the metastore: the lock is not released but left to lapse.
+    assertThat(memory.keys()).contains(key(Generations.DIR + LeaseLock.OBJECT_NAME));
+    long failedAt = memory.clockMillis();
+    ordinaryStatement("Y", "p=1");
+    assertThat(memory.clockMillis() - failedAt).isGreaterThanOrEqualTo(LEASE);
+    assertThat(partitions.get("p=1")).isEqualTo(generation("Y", "p=1"));
+  }
+
+  @Test
+  void aTwoStepPublicationFailingBetweenItsCallsHasItsFilesRemovedAfterTheGrace() throws Exception {
+    String old = preModePartition("p=1");
+    Table xTable = new Table();
+    xTable.onRelocate =
+        (locations, apply) -> {
+          throw new IOException("alter_partitions: MetaException: the metastore is unavailable");
+        };
+    Publication x = statement("X", false, xTable);
+    write(x, "X", "p=1", "p=2");
+    assertThatThrownBy(() -> x.publish(memory, Set.of("p=1", "p=2")))
+        .isInstanceOf(IOException.class);
+    x.discardUnpublished(memory);
+    // p=2 was added at its empty directory; p=1 was never switched.
+    assertThat(partitions.get("p=2"))
+        .isEqualTo(location(Generations.emptyDir("X", "p=2").replaceAll("/$", "")));
+    timePassesWithCleanups(3);
+    assertThat(memory.keys()).doesNotContain(rowKey("X", "p=1"), rowKey("X", "p=2"));
+    assertThat(memory.keys()).contains(old);
+    assertThat(readByTheTable(old)).isTrue();
+  }
+
+  @Test
+  void aCallThatLandedWithItsAnswerLostHasWhatItReplacedRemovedAfterTheGrace() throws Exception {
+    String old = preModePartition("p=1");
+    Table xTable = new Table();
+    xTable.onRelocate =
+        (locations, apply) -> {
+          apply.run();
+          throw new IOException("alter_partitions: connection reset after the call landed");
+        };
+    Publication x = statement("X", false, xTable);
+    write(x, "X", "p=1");
+    assertThatThrownBy(() -> x.publish(memory, Set.of("p=1"))).isInstanceOf(IOException.class);
+    x.discardUnpublished(memory);
+    assertThat(partitions.get("p=1")).isEqualTo(generation("X", "p=1"));
+    timePassesWithCleanups(3);
+    assertThat(memory.keys()).doesNotContain(old);
+    assertThat(memory.keys()).contains(rowKey("X", "p=1"));
+    assertThat(readByTheTable(rowKey("X", "p=1"))).isTrue();
+  }
+
+  @Test
+  void aFileAddedToAnAppendedPartitionAfterItsCopyRefusesTheCall() throws Exception {
+    preModePartition("p=1");
+    String late = key("p=1/000001_0");
+    String xRecord = Generations.retiredKey(ROOT_DEST, "X");
+    ForwardingStore store =
+        new ForwardingStore(memory) {
+          @Override
+          public String replaceObject(String key, byte[] data, String etag) throws StoreException {
+            String written = super.replaceObject(key, data, etag);
+            if (key.equals(xRecord)
+                && new String(data, StandardCharsets.UTF_8).contains("\"pending\"")) {
+              put(late, "row an outside writer added"); // after X's last catch-up
+            }
+            return written;
+          }
+        };
+    Publication x = statement("X", true, new Table());
+    x.claim(store);
+    put(rowKey("X", "p=1"), "row of X");
+    assertThatThrownBy(() -> x.publish(store, Set.of("p=1")))
+        .hasMessageContaining("changed after this statement copied them");
+    assertThat(partitions.get("p=1")).isEqualTo(location("p=1"));
+    assertThat(readByTheTable(late)).isTrue();
+  }
+
+  @Test
+  void aFileLandingAfterAFailedStatementDiscardedItsGenerationIsRemovedUnderItsLapsedClaim()
+      throws Exception {
+    Publication x = statement("X", false, new Table());
+    write(x, "X", "p=1");
+    x.discardUnpublished(memory);
+    assertThat(recordState("X")).isEqualTo(RetireRecord.State.CLAIMED);
+    String lateCompletion = key(Generations.partitionDir("X", "p=1") + "000001_0");
+    put(lateCompletion, "a queued completion lands after the discard");
+    timePassesWithCleanups(3);
+    assertThat(memory.keys()).doesNotContain(lateCompletion);
+    assertThat(memory.keys()).noneMatch(k -> k.contains("/X"));
+  }
+
+  @Test
+  void aTableOverTheRootKeepsOnlyWhatItReadsAndRecordsKeepWhatItNames() throws Exception {
+    String old = preModePartition("p=1");
+    ordinaryStatement("X", "p=1");
+    otherTables.add(URI.create("s3a://bucket/warehouse"));
+    ordinaryStatement("Y", "p=1");
+    timePassesWithCleanups(3);
+    // The table over warehouse/ reads t/p=1/ but not t/_generations/: X's generation goes, the
+    // old file stays, and stays recorded.
+    assertThat(memory.keys()).contains(old).doesNotContain(rowKey("X", "p=1"));
+    assertThat(recordedKeys()).contains(old);
+    otherTables.clear(); // DROP TABLE of the external table over warehouse/
+    timePassesWithCleanups(2);
+    assertThat(memory.keys()).doesNotContain(old);
+  }
+}
