@@ -133,6 +133,9 @@ public final class Publication {
   /** Set before the first call that may change the table: from then on its answer may be lost. */
   private volatile boolean metastoreCalled;
 
+  /** Set while a call has not answered, and left set when it failed: it may still land. */
+  private volatile boolean callInDoubt;
+
   /**
    * @param rootPath the table's root, where generations go
    * @param who the statement, for the lock and messages ({@code Spark job <id>})
@@ -268,15 +271,13 @@ public final class Publication {
                   leaseMillis,
                   waitMillis,
                   timing);
-      boolean published = false;
       try {
         publishHoldingLock(store, lock, written);
-        published = true;
         // Under the lock too: no other publication is then between its pending record and its
         // call, the one moment its generation is complete but neither named nor due.
         removeExpired(store);
       } finally {
-        if (held == null && !published && metastoreCalled) {
+        if (held == null && callInDoubt) {
           // A call whose answer was lost may still land: the next statement waits a lease
           // before it reads the table, rather than publishing under it.
           lock.abandon();
@@ -530,7 +531,7 @@ public final class Publication {
     lock.fence(action);
     metastoreCalled = true;
     if (!table.partitioned()) {
-      table.relocate(uriOf(change.altered.get("")));
+      call(() -> table.relocate(uriOf(change.altered.get(""))));
       LOG.info("{}: table {} now reads {}", who, table.name(), root.uriOf(change.altered.get("")));
       return;
     }
@@ -541,15 +542,15 @@ public final class Publication {
       created
           .keySet()
           .forEach(f -> placeholders.put(f, uriOf(root.keyOf(Generations.emptyDir(runId, f)))));
-      table.addPartitions(placeholders);
+      call(() -> table.addPartitions(placeholders));
       requireUnchanged(store, change);
       lock.fence(action);
       altered.putAll(created);
-      table.relocatePartitions(altered);
+      call(() -> table.relocatePartitions(altered));
     } else if (!created.isEmpty()) {
-      table.addPartitions(created);
+      call(() -> table.addPartitions(created));
     } else if (!altered.isEmpty()) {
-      table.relocatePartitions(altered);
+      call(() -> table.relocatePartitions(altered));
     }
     LOG.info(
         "{}: published {} partitions of {} ({} new, {} replaced) in {} metastore call{}",
@@ -560,6 +561,18 @@ public final class Publication {
         change.altered.size(),
         change.twoSteps() ? 2 : 1,
         change.twoSteps() ? "s (the new ones added empty first)" : "");
+  }
+
+  /** One metastore call that may change the table. */
+  private interface MetastoreCall {
+    void run() throws IOException;
+  }
+
+  /** Makes a call; while it has not answered, its outcome is in doubt. */
+  private void call(MetastoreCall call) throws IOException {
+    callInDoubt = true;
+    call.run();
+    callInDoubt = false;
   }
 
   /**
