@@ -14,11 +14,7 @@ import dev.writeonce.core.testing.InMemoryStore;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.Test;
@@ -43,83 +39,8 @@ class PublicationFaultsTest {
 
   private final InMemoryStore memory = new InMemoryStore("bucket");
 
-  /** The metastore: the table's partitions and what {@code otherLocations()} answers. */
-  private final Map<String, URI> partitions = new TreeMap<>();
-
-  private final List<URI> otherTables = new ArrayList<>();
+  private final TestCatalog catalog = new TestCatalog(ROOT);
   private int cleanups;
-
-  // ---- the catalog -----------------------------------------------------------------------------
-
-  /** One metastore call of a statement's client: applies it, or not, as the test decides. */
-  @FunctionalInterface
-  interface Call {
-    void run(Map<String, URI> locations, Runnable apply) throws IOException;
-  }
-
-  private static final Call LANDS = (locations, apply) -> apply.run();
-
-  /** The table as one statement's metastore client sees it. */
-  private final class Table implements MetastoreTable {
-    Call onAdd = LANDS;
-    Call onRelocate = LANDS;
-
-    @Override
-    public String name() {
-      return "db.t";
-    }
-
-    @Override
-    public boolean partitioned() {
-      return true;
-    }
-
-    @Override
-    public boolean ownsLocation() {
-      return true;
-    }
-
-    @Override
-    public URI location() {
-      return URI.create(ROOT);
-    }
-
-    @Override
-    public Map<String, URI> partitionLocations() {
-      return new TreeMap<>(partitions);
-    }
-
-    @Override
-    public List<URI> otherLocations() {
-      return new ArrayList<>(otherTables);
-    }
-
-    @Override
-    public void addPartitions(Map<String, URI> locations) throws IOException {
-      Map<String, URI> copy = new TreeMap<>(locations);
-      onAdd.run(
-          copy,
-          () -> {
-            for (String fragment : copy.keySet()) {
-              if (partitions.containsKey(fragment)) {
-                throw new IllegalStateException("AlreadyExistsException " + fragment);
-              }
-            }
-            partitions.putAll(copy);
-          });
-    }
-
-    @Override
-    public void relocatePartitions(Map<String, URI> locations) throws IOException {
-      Map<String, URI> copy = new TreeMap<>(locations);
-      onRelocate.run(copy, () -> partitions.putAll(copy));
-    }
-
-    @Override
-    public void relocate(URI location) {
-      throw new UnsupportedOperationException("partitioned");
-    }
-  }
 
   // ---- helpers ---------------------------------------------------------------------------------
 
@@ -161,7 +82,7 @@ class PublicationFaultsTest {
   private String preModePartition(String fragment) throws StoreException {
     String file = key(fragment + "/000000_0");
     put(file, "old row of " + fragment);
-    partitions.put(fragment, location(fragment));
+    catalog.partitions.put(fragment, location(fragment));
     return file;
   }
 
@@ -173,9 +94,9 @@ class PublicationFaultsTest {
     }
   }
 
-  /** An ordinary, fault-free statement that overwrites the given partitions. */
+  /** An ordinary, fault-free statement that overwrites the given catalog.partitions. */
   private void ordinaryStatement(String run, String... fragments) throws IOException {
-    Publication publication = statement(run, false, new Table());
+    Publication publication = statement(run, false, catalog.table());
     write(publication, run, fragments);
     publication.publish(memory, Set.of(fragments));
   }
@@ -207,7 +128,7 @@ class PublicationFaultsTest {
 
   /** Whether a partition location of the table reads the key. */
   private boolean readByTheTable(String key) {
-    return partitions.values().stream()
+    return catalog.partitions.values().stream()
         .anyMatch(location -> key.startsWith(Destination.of(location).prefix()));
   }
 
@@ -219,7 +140,7 @@ class PublicationFaultsTest {
   @Test
   void aCallWhoseAnswerWasLostLeavesTheLockToLapseSoTheNextStatementWaitsALease() throws Exception {
     preModePartition("p=1");
-    Table xTable = new Table();
+    TestCatalog.Table xTable = catalog.table();
     xTable.onRelocate =
         (locations, apply) -> {
           throw new IOException(
@@ -234,13 +155,13 @@ class PublicationFaultsTest {
     long failedAt = memory.clockMillis();
     ordinaryStatement("Y", "p=1");
     assertThat(memory.clockMillis() - failedAt).isGreaterThanOrEqualTo(LEASE);
-    assertThat(partitions.get("p=1")).isEqualTo(generation("Y", "p=1"));
+    assertThat(catalog.partitions.get("p=1")).isEqualTo(generation("Y", "p=1"));
   }
 
   @Test
   void aTwoStepPublicationFailingBetweenItsCallsHasItsFilesRemovedAfterTheGrace() throws Exception {
     String old = preModePartition("p=1");
-    Table xTable = new Table();
+    TestCatalog.Table xTable = catalog.table();
     xTable.onRelocate =
         (locations, apply) -> {
           throw new IOException("alter_partitions: MetaException: the metastore is unavailable");
@@ -251,7 +172,7 @@ class PublicationFaultsTest {
         .isInstanceOf(IOException.class);
     x.discardUnpublished(memory);
     // p=2 was added at its empty directory; p=1 was never switched.
-    assertThat(partitions.get("p=2"))
+    assertThat(catalog.partitions.get("p=2"))
         .isEqualTo(location(Generations.emptyDir("X", "p=2").replaceAll("/$", "")));
     timePassesWithCleanups(3);
     assertThat(memory.keys()).doesNotContain(rowKey("X", "p=1"), rowKey("X", "p=2"));
@@ -262,7 +183,7 @@ class PublicationFaultsTest {
   @Test
   void aCallThatLandedWithItsAnswerLostHasWhatItReplacedRemovedAfterTheGrace() throws Exception {
     String old = preModePartition("p=1");
-    Table xTable = new Table();
+    TestCatalog.Table xTable = catalog.table();
     xTable.onRelocate =
         (locations, apply) -> {
           apply.run();
@@ -272,7 +193,7 @@ class PublicationFaultsTest {
     write(x, "X", "p=1");
     assertThatThrownBy(() -> x.publish(memory, Set.of("p=1"))).isInstanceOf(IOException.class);
     x.discardUnpublished(memory);
-    assertThat(partitions.get("p=1")).isEqualTo(generation("X", "p=1"));
+    assertThat(catalog.partitions.get("p=1")).isEqualTo(generation("X", "p=1"));
     timePassesWithCleanups(3);
     assertThat(memory.keys()).doesNotContain(old);
     assertThat(memory.keys()).contains(rowKey("X", "p=1"));
@@ -296,19 +217,19 @@ class PublicationFaultsTest {
             return written;
           }
         };
-    Publication x = statement("X", true, new Table());
+    Publication x = statement("X", true, catalog.table());
     x.claim(store);
     put(rowKey("X", "p=1"), "row of X");
     assertThatThrownBy(() -> x.publish(store, Set.of("p=1")))
         .hasMessageContaining("changed after this statement copied them");
-    assertThat(partitions.get("p=1")).isEqualTo(location("p=1"));
+    assertThat(catalog.partitions.get("p=1")).isEqualTo(location("p=1"));
     assertThat(readByTheTable(late)).isTrue();
   }
 
   @Test
   void aFileLandingAfterAFailedStatementDiscardedItsGenerationIsRemovedUnderItsLapsedClaim()
       throws Exception {
-    Publication x = statement("X", false, new Table());
+    Publication x = statement("X", false, catalog.table());
     write(x, "X", "p=1");
     x.discardUnpublished(memory);
     assertThat(recordState("X")).isEqualTo(RetireRecord.State.CLAIMED);
@@ -323,14 +244,14 @@ class PublicationFaultsTest {
   void aTableOverTheRootKeepsOnlyWhatItReadsAndRecordsKeepWhatItNames() throws Exception {
     String old = preModePartition("p=1");
     ordinaryStatement("X", "p=1");
-    otherTables.add(URI.create("s3a://bucket/warehouse"));
+    catalog.others.add(URI.create("s3a://bucket/warehouse"));
     ordinaryStatement("Y", "p=1");
     timePassesWithCleanups(3);
     // The table over warehouse/ reads t/p=1/ but not t/_generations/: X's generation goes, the
     // old file stays, and stays recorded.
     assertThat(memory.keys()).contains(old).doesNotContain(rowKey("X", "p=1"));
     assertThat(recordedKeys()).contains(old);
-    otherTables.clear(); // DROP TABLE of the external table over warehouse/
+    catalog.others.clear(); // DROP TABLE of the external table over warehouse/
     timePassesWithCleanups(2);
     assertThat(memory.keys()).doesNotContain(old);
   }

@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -37,7 +36,8 @@ class PublicationTest {
   private static final long GRACE = 60_000;
 
   private final InMemoryStore memory = new InMemoryStore("bucket");
-  private final Metastore table = new Metastore();
+  private final TestCatalog catalog = new TestCatalog(ROOT);
+  private final TestCatalog.Table table = catalog.table();
 
   @AfterEach
   void noHook() {
@@ -48,7 +48,7 @@ class PublicationTest {
 
   @Test
   void aStatementPausedPastItsLeaseBeforeItsCallFailsAndTheTakersRowsStay() throws Exception {
-    table.partitions.put("p=0", uri("warehouse/t/p=0"));
+    catalog.partitions.put("p=0", uri("warehouse/t/p=0"));
     put("warehouse/t/p=0/old-0", "old");
     Publication first = publication("run-a", true);
     first.claim(memory);
@@ -80,8 +80,8 @@ class PublicationTest {
 
   @Test
   void aStatementWhoseLockWasTakenOverFailsAtItsFenceNamingTheTaker() throws Exception {
-    table.partitions.put("p=0", uri("warehouse/t/p=0"));
-    table.partitions.put("p=1", uri("warehouse/t/p=1"));
+    catalog.partitions.put("p=0", uri("warehouse/t/p=0"));
+    catalog.partitions.put("p=1", uri("warehouse/t/p=1"));
     Publication first = publication("run-a", false);
     first.claim(memory);
     put("warehouse/t/_generations/run-a/p=0/part-a", "A");
@@ -107,13 +107,13 @@ class PublicationTest {
         .rootCause()
         .hasMessageContaining("taken over by another statement")
         .hasMessageContaining("does not call the metastore for table db.t");
-    assertThat(table.partitions.get("p=0")).isEqualTo(uri("warehouse/t/p=0"));
+    assertThat(catalog.partitions.get("p=0")).isEqualTo(uri("warehouse/t/p=0"));
     assertThat(rows("p=1")).containsExactly("B");
   }
 
   @Test
   void aStatementWhoseTablesPartitionMovedSinceItReadItDoesNotPublish() throws Exception {
-    table.partitions.put("p=0", uri("warehouse/t/p=0"));
+    catalog.partitions.put("p=0", uri("warehouse/t/p=0"));
     put("warehouse/t/p=0/old-0", "old");
     Publication statement = publication("run-a", true);
     statement.claim(memory);
@@ -122,21 +122,21 @@ class PublicationTest {
     Publication.stepHook =
         step -> {
           if (step.equals("copied")) {
-            table.partitions.put("p=0", uri("warehouse/t/p0-by-hand"));
+            catalog.partitions.put("p=0", uri("warehouse/t/p0-by-hand"));
           }
         };
     assertThatThrownBy(() -> statement.publish(memory, Set.of("p=0")))
         .hasMessageContaining("partition (p='0') of table db.t was at")
         .hasMessageContaining("Run it again");
-    assertThat(table.partitions.get("p=0")).isEqualTo(uri("warehouse/t/p0-by-hand"));
+    assertThat(catalog.partitions.get("p=0")).isEqualTo(uri("warehouse/t/p0-by-hand"));
   }
 
   // ---- remove what you recorded, not where it was ----------------------------------------------
 
   @Test
   void anExternalTablesOldDirectoryIsNeverRemoved() throws Exception {
-    table.owns = false;
-    table.partitions.put("p=0", uri("warehouse/t/p=0"));
+    catalog.owns = false;
+    catalog.partitions.put("p=0", uri("warehouse/t/p=0"));
     put("warehouse/t/p=0/old-0", "old");
     overwrite("run-a", "p=0", "A");
     memory.advanceClock(GRACE + 1);
@@ -150,10 +150,10 @@ class PublicationTest {
 
   @Test
   void anotherTablesFilesAndAProducersLaterFileUnderASupersededLocationStay() throws Exception {
-    table.owns = true;
-    table.partitions.put("p=0", uri("warehouse/t/p=0"));
+    catalog.owns = true;
+    catalog.partitions.put("p=0", uri("warehouse/t/p=0"));
     put("warehouse/t/p=0/old-0", "old");
-    table.others.add(uri("warehouse/t/p=0/landing"));
+    catalog.others.add(uri("warehouse/t/p=0/landing"));
     put("warehouse/t/p=0/landing/other-0", "the other table's");
     overwrite("run-a", "p=0", "A");
     // A producer that read the old location writes there after the statement superseded it.
@@ -167,8 +167,8 @@ class PublicationTest {
 
   @Test
   void aRecordedFileReplacedSinceItWasRecordedStays() throws Exception {
-    table.owns = true;
-    table.partitions.put("p=0", uri("warehouse/t/p=0"));
+    catalog.owns = true;
+    catalog.partitions.put("p=0", uri("warehouse/t/p=0"));
     put("warehouse/t/p=0/old-0", "old");
     overwrite("run-a", "p=0", "A");
     put("warehouse/t/p=0/old-0", "written again by someone else");
@@ -180,8 +180,8 @@ class PublicationTest {
 
   @Test
   void aStatementRecordsItsOwnObjectsBeforeItsCallAndWhatItSupersededAfter() throws Exception {
-    table.owns = true;
-    table.partitions.put("p=0", uri("warehouse/t/p=0"));
+    catalog.owns = true;
+    catalog.partitions.put("p=0", uri("warehouse/t/p=0"));
     put("warehouse/t/p=0/old-0", "old");
     List<RetireRecord.State> seen = new ArrayList<>();
     Publication.stepHook =
@@ -204,7 +204,7 @@ class PublicationTest {
   @Test
   void aStaticOverwriteGivesEachPartitionItEmptiesADirectoryOfItsOwn() throws Exception {
     for (String p : List.of("p=0", "p=1", "p=2")) {
-      table.partitions.put(p, uri("warehouse/t/" + p));
+      catalog.partitions.put(p, uri("warehouse/t/" + p));
       put("warehouse/t/" + p + "/old", "old " + p);
     }
     Publication statement =
@@ -213,19 +213,19 @@ class PublicationTest {
     statement.claim(memory);
     put("warehouse/t/_generations/run-a/p=0/part", "A");
     statement.publish(memory, Set.of("p=0"));
-    assertThat(Set.copyOf(table.partitions.values())).hasSize(3);
-    assertThat(table.partitions.get("p=1"))
+    assertThat(Set.copyOf(catalog.partitions.values())).hasSize(3);
+    assertThat(catalog.partitions.get("p=1"))
         .isEqualTo(uri("warehouse/t/_generations/run-a/_empty/p=1"));
-    assertThat(table.partitions.get("p=2"))
+    assertThat(catalog.partitions.get("p=2"))
         .isEqualTo(uri("warehouse/t/_generations/run-a/_empty/p=2"));
   }
 
   @Test
   void aNewAndAnExistingPartitionInOneStatementGetTheirOwnDirectoriesInBothCalls()
       throws Exception {
-    table.partitions.put("p=0", uri("warehouse/t/p=0"));
+    catalog.partitions.put("p=0", uri("warehouse/t/p=0"));
     List<Map<String, URI>> calls = new ArrayList<>();
-    table.afterCall = () -> calls.add(new TreeMap<>(table.partitions));
+    catalog.afterCall = () -> calls.add(new TreeMap<>(catalog.partitions));
     Publication statement = publication("run-a", false);
     statement.claim(memory);
     put("warehouse/t/_generations/run-a/p=0/part", "A0");
@@ -242,8 +242,8 @@ class PublicationTest {
 
   @Test
   void aCatalogThatMapsTwoPartitionsToOneLocationIsRefusedNamingThemAndTheFix() throws Exception {
-    table.partitions.put("p=1", uri("warehouse/t/shared"));
-    table.partitions.put("p=2", uri("warehouse/t/shared"));
+    catalog.partitions.put("p=1", uri("warehouse/t/shared"));
+    catalog.partitions.put("p=2", uri("warehouse/t/shared"));
     Publication statement = publication("run-a", true);
     statement.claim(memory);
     put("warehouse/t/_generations/run-a/p=1/part", "A");
@@ -251,7 +251,7 @@ class PublicationTest {
         .hasMessageContaining("p='1'")
         .hasMessageContaining("p='2'")
         .hasMessageContaining("ALTER TABLE");
-    assertThat(table.partitions.get("p=1")).isEqualTo(uri("warehouse/t/shared"));
+    assertThat(catalog.partitions.get("p=1")).isEqualTo(uri("warehouse/t/shared"));
   }
 
   // ---- leftovers have an owner -----------------------------------------------------------------
@@ -259,7 +259,7 @@ class PublicationTest {
   @Test
   void aClaimedGenerationWhoseStatementDiedIsRemovedOnceItsLeaseAndTheGraceHavePassed()
       throws Exception {
-    table.partitions.put("p=0", uri("warehouse/t/p=0"));
+    catalog.partitions.put("p=0", uri("warehouse/t/p=0"));
     Publication dead = publication("run-dead", true);
     dead.claim(memory);
     put("warehouse/t/_generations/run-dead/p=0/part", "never published");
@@ -273,7 +273,7 @@ class PublicationTest {
 
   @Test
   void aStatementThatFailsBeforeItsCallLeavesNothing() throws Exception {
-    table.partitions.put("p=0", uri("warehouse/t/p=0"));
+    catalog.partitions.put("p=0", uri("warehouse/t/p=0"));
     put("warehouse/t/p=0/old-0", "old");
     Publication statement = publication("run-a", true);
     statement.claim(memory);
@@ -293,8 +293,8 @@ class PublicationTest {
 
   @Test
   void operatorsSeeATablesGenerationsRecordsAndLock() throws Exception {
-    table.owns = true;
-    table.partitions.put("p=0", uri("warehouse/t/p=0"));
+    catalog.owns = true;
+    catalog.partitions.put("p=0", uri("warehouse/t/p=0"));
     put("warehouse/t/p=0/old-0", "old");
     overwrite("run-a", "p=0", "A");
     overwrite("run-d", "p=1", "D"); // a new partition: nothing superseded, no record kept
@@ -353,7 +353,7 @@ class PublicationTest {
 
   /** What a reader of a partition reads: the visible files under its location. */
   private List<String> rows(String partition) throws IOException {
-    String prefix = Destination.of(table.partitions.get(partition)).prefix();
+    String prefix = Destination.of(catalog.partitions.get(partition)).prefix();
     List<String> rows = new ArrayList<>();
     for (ObjectInfo object : memory.listObjects(prefix)) {
       String relative = object.key().substring(prefix.length());
@@ -366,63 +366,5 @@ class PublicationTest {
 
   private static URI uri(String key) {
     return URI.create("s3a://bucket/" + key);
-  }
-
-  /** A partitioned table in a metastore of the test's, with another table's locations. */
-  private static final class Metastore implements MetastoreTable {
-    final Map<String, URI> partitions = new TreeMap<>();
-    final List<URI> others = new ArrayList<>();
-    boolean owns = true;
-    Runnable afterCall = () -> {};
-
-    @Override
-    public String name() {
-      return "db.t";
-    }
-
-    @Override
-    public boolean partitioned() {
-      return true;
-    }
-
-    @Override
-    public boolean ownsLocation() {
-      return owns;
-    }
-
-    @Override
-    public URI location() {
-      return URI.create(ROOT);
-    }
-
-    @Override
-    public Map<String, URI> partitionLocations() {
-      return new TreeMap<>(partitions);
-    }
-
-    @Override
-    public List<URI> otherLocations() {
-      return List.copyOf(others);
-    }
-
-    @Override
-    public void addPartitions(Map<String, URI> locations) {
-      Set<String> existing = new TreeSet<>(partitions.keySet());
-      existing.retainAll(locations.keySet());
-      assertThat(existing).as("partitions added twice").isEmpty();
-      partitions.putAll(locations);
-      afterCall.run();
-    }
-
-    @Override
-    public void relocatePartitions(Map<String, URI> locations) {
-      partitions.putAll(locations);
-      afterCall.run();
-    }
-
-    @Override
-    public void relocate(URI location) {
-      throw new UnsupportedOperationException("partitioned");
-    }
   }
 }
