@@ -38,6 +38,7 @@ import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
 import org.apache.hadoop.hive.metastore.api.Partition;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -244,6 +245,37 @@ class HivePublishIT implements StoreLifecycle {
     assertThat(runs).as("generations left").hasSize(2);
     assertThat(new BucketView(store, bucket).keys(prefix + "_generations/_retired/")).hasSize(1);
     assertThat(new BucketView(store, bucket).openUploadsUnder(prefix)).isEmpty();
+  }
+
+  /**
+   * Hive on Tez writes each branch of a UNION ALL into {@code HIVE_UNION_SUBDIR_<n>} inside the
+   * partitions it fills: those partitions are published with the statement, whole.
+   */
+  @Test
+  void aUnionAllIntoDynamicPartitionsOnTezPublishesEveryPartitionItWrote() throws Exception {
+    hive.use(Engine.TEZ);
+    hive.conf().set(Publication.MODE, "metastore");
+    String source = "pub.union_source";
+    String table = "pub.union_target";
+    hive.execute("CREATE TABLE " + source + " (v INT, p INT)");
+    hive.execute("INSERT INTO " + source + " VALUES (1, 1), (2, 2), (3, 1), (4, 3)");
+    hive.execute("CREATE TABLE " + table + " (v INT) PARTITIONED BY (p INT)");
+    hive.execute(
+        "INSERT INTO "
+            + table
+            + " PARTITION (p) SELECT v, p FROM (SELECT v, p FROM "
+            + source
+            + " WHERE p < 2 UNION ALL SELECT v + 10 AS v, p FROM "
+            + source
+            + " WHERE p >= 2) u");
+    assertThat(read(table)).isEqualTo(Map.of("p=1", 2L, "p=2", 1L, "p=3", 1L));
+    assertThat(hive.query("SELECT count(*) FROM " + table)).containsExactly("4");
+    for (String location : partitionLocations(table).values()) {
+      assertThat(location).contains("/_generations/");
+    }
+    assertThat(new BucketView(store, bucket).keys("warehouse/union_target/_generations/"))
+        .as("the branches' subdirectories, as Tez writes them")
+        .anyMatch(key -> key.contains("HIVE_UNION_SUBDIR_"));
   }
 
   private static Consumer<String> cutAt(String step) {

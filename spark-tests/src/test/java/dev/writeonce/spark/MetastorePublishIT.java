@@ -102,6 +102,53 @@ class MetastorePublishIT implements StoreLifecycle {
 
   private record Table(String name, BucketView view, MetastoreReader reader) {}
 
+  /** A second session of the application, with this session's mode, grace and lease. */
+  private SparkSession otherSession() {
+    SparkSession other = spark.newSession();
+    for (String setting :
+        List.of(
+            Publication.MODE,
+            Publication.GRACE,
+            dev.writeonce.core.config.CommitterConfig.JOB_LEASE)) {
+      if (spark.conf().contains(setting)) {
+        other.conf().set(setting, spark.conf().get(setting));
+      }
+    }
+    return other;
+  }
+
+  /** Two sessions append {@code rows[0]} and {@code rows[1]} rows to one partition at once. */
+  private void concurrentAppends(Table table, int partition, int[] rows) throws Exception {
+    List<SparkSession> sessions = List.of(spark, otherSession());
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      List<java.util.concurrent.Future<?>> statements = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        SparkSession session = sessions.get(i);
+        int count = rows[i];
+        statements.add(
+            pool.submit(
+                () -> {
+                  SparkSession.setActiveSession(session);
+                  session.sql(
+                      "INSERT INTO "
+                          + table.name()
+                          + " SELECT id, 'row', "
+                          + partition
+                          + " FROM range("
+                          + count
+                          + ")");
+                }));
+      }
+      for (java.util.concurrent.Future<?> statement : statements) {
+        statement.get();
+      }
+    } finally {
+      pool.shutdown();
+    }
+  }
+
   /** One statement: its verb and the rows it writes to each partition. */
   private void run(Table table, String verb, Map<Integer, Integer> rowsByPartition) {
     run(table, verb, rowsByPartition, 2);
@@ -193,10 +240,34 @@ class MetastorePublishIT implements StoreLifecycle {
       while ((seen.size() < wanted || statements < minStatements)
           && statements < 300
           && readerFailure.isEmpty()) {
-        statement(table, statements++);
+        Map<String, Long> before = table.reader().observe().rowsByPartition();
+        int k = statements++;
+        List<Map<String, Long>> expected = new ArrayList<>();
+        if (k % 4 == 3) {
+          // Two sessions append to one partition at once: each order is a snapshot, and the
+          // table keeps both statements' rows.
+          String partition = "p=" + (k % 5);
+          int[] rows = {2 + k % 7, 9 + k % 5};
+          concurrentAppends(table, k % 5, rows);
+          for (int[] added : new int[][] {{rows[0]}, {rows[1]}}) {
+            Map<String, Long> one = new TreeMap<>(before);
+            one.merge(partition, (long) added[0], Long::sum);
+            committed.add(one);
+          }
+          Map<String, Long> both = new TreeMap<>(before);
+          both.merge(partition, (long) rows[0] + rows[1], Long::sum);
+          expected.add(both);
+        } else {
+          statement(table, k);
+        }
         // The writer alone between statements: this is the snapshot the statement committed.
         MetastoreReader.Observation quiet = table.reader().observe();
         assertThat(quiet.failed()).as("a quiet read of %s", table.name()).isFalse();
+        if (!expected.isEmpty()) {
+          assertThat(quiet.rowsByPartition())
+              .as("after two appends at once to %s", table.name())
+              .isEqualTo(expected.get(0));
+        }
         committed.add(quiet.rowsByPartition());
       }
     } finally {
@@ -265,9 +336,9 @@ class MetastorePublishIT implements StoreLifecycle {
       } else {
         assertThat(after).as("cut at %s", cut).isEqualTo(whole);
       }
-      // The next statements remove what is due (grace 0 here): nothing they remove is read. A
-      // generation whose statement never wrote its record after the call waits a grace more
-      // once no location names it, so the second statement after the cut removes it.
+      // The next statements remove what is due (grace 0 here): nothing they remove is read. What
+      // a statement superseded without writing its final record is recorded by the first
+      // statement after the cut and removed by the second.
       run(table, "insert", Map.of(3, 7));
       run(table, "insert", Map.of(4, 1));
       Map<String, Long> next = new TreeMap<>(after);
@@ -281,12 +352,9 @@ class MetastorePublishIT implements StoreLifecycle {
               .filter(k -> !k.contains("/_retired/"))
               .filter(k -> live.stream().noneMatch(k::startsWith))
               .toList();
-      if (cut.equals("published")) {
-        // The record of what it superseded was never written: the old files stay, unread.
-        assertThat(unread).as("cut at %s", cut).isNotEmpty();
-      } else {
-        assertThat(unread).as("cut at %s: files no location names", cut).isEmpty();
-      }
+      // A cut at published left its pending record: its files are named, so its call landed,
+      // and what it superseded went with the grace like the others.
+      assertThat(unread).as("cut at %s: files no location names", cut).isEmpty();
       assertThat(table.view().openUploadsUnder("events/")).isEmpty();
     }
   }
@@ -341,6 +409,9 @@ class MetastorePublishIT implements StoreLifecycle {
         view.keys("plain/").stream()
             .filter(k -> !k.startsWith(live))
             .filter(k -> !k.contains("/_retired/") && !k.endsWith("_SUCCESS"))
+            // The directory the metastore made for this external table stays: the table does
+            // not own its location, so nothing outside its generations is removed.
+            .filter(k -> !k.equals("plain/"))
             .toList();
     assertThat(unread)
         .isNotEmpty()
@@ -387,14 +458,15 @@ class MetastorePublishIT implements StoreLifecycle {
     // Both remove the job's records in one batch; only the overwrite in place deletes data too.
     assertThat(published.requests(S3Api.DELETE_OBJECTS))
         .isLessThan(files.requests(S3Api.DELETE_OBJECTS));
-    // The table's publication lock, and the two records of the publication: its own generation
-    // before the call, what it superseded after.
+    // The table's publication lock and its fence before the call; the publication's record: its
+    // claim at job setup and again before the completions, its own generation before the call,
+    // what it superseded after.
     assertThat(published.requests(S3Api.PUT_OBJECT))
-        .isEqualTo(files.requests(S3Api.PUT_OBJECT) + 3);
+        .isEqualTo(files.requests(S3Api.PUT_OBJECT) + 6);
   }
 
   @Test
-  void twoAppendsToOnePartitionAtOnceKeepEveryRowOfBoth() throws Exception {
+  void twoAppendsToOnePartitionAtOnceFromTwoSessionsKeepEveryRowOfBoth() throws Exception {
     Table table = newTable("metastore", "1h");
     run(table, "insert", Map.of(0, 5, 1, 5));
     // The first publication to copy pauses before its metastore call: without the table's lock
@@ -410,31 +482,76 @@ class MetastorePublishIT implements StoreLifecycle {
             }
           }
         };
-    java.util.concurrent.ExecutorService pool =
-        java.util.concurrent.Executors.newFixedThreadPool(2);
-    try {
-      List<java.util.concurrent.Future<?>> statements = new ArrayList<>();
-      for (int rows : new int[] {7, 11}) {
-        statements.add(
-            pool.submit(
-                () ->
-                    spark.sql(
-                        "INSERT INTO "
-                            + table.name()
-                            + " SELECT id, 'x', 0 FROM range("
-                            + rows
-                            + ")")));
-      }
-      for (java.util.concurrent.Future<?> statement : statements) {
-        statement.get();
-      }
-    } finally {
-      pool.shutdown();
-    }
+    concurrentAppends(table, 0, new int[] {7, 11});
     assertThat(paused).isTrue();
     assertThat(table.reader().observe().rowsByPartition()).isEqualTo(Map.of("p=0", 23L, "p=1", 5L));
     assertThat(table.view().keys("events/_generations/"))
         .noneMatch(k -> k.endsWith(dev.writeonce.core.lease.LeaseLock.OBJECT_NAME));
+  }
+
+  /**
+   * A statement's lease lapses between its copy and its metastore call (its renewals held back, as
+   * in a frozen process); another session's append takes the lock over and publishes. The first
+   * fails, the winner's rows stay, and nothing of the loser's is left.
+   */
+  @Test
+  void aStatementWhoseLeaseLapsesMidStatementFailsAndTheWinnersRowsStay() throws Exception {
+    Table table = newTable("metastore", "0s");
+    spark.conf().set(dev.writeonce.core.config.CommitterConfig.JOB_LEASE, "2s");
+    try {
+      run(table, "insert", Map.of(0, 5, 1, 5));
+      SparkSession winner = otherSession();
+      AtomicBoolean paused = new AtomicBoolean();
+      java.util.concurrent.atomic.AtomicReference<Throwable> winnerFailure =
+          new java.util.concurrent.atomic.AtomicReference<>();
+      Publication.stepHook =
+          step -> {
+            if (!step.equals("copied") || !paused.compareAndSet(false, true)) {
+              return;
+            }
+            dev.writeonce.core.lease.LeaseLock.renewalsHeldBack = holder -> true;
+            Thread other =
+                new Thread(
+                    () -> {
+                      try {
+                        SparkSession.setActiveSession(winner);
+                        winner.sql(
+                            "INSERT INTO " + table.name() + " SELECT id, 'w', 0 FROM range(11)");
+                      } catch (Throwable e) {
+                        winnerFailure.set(e);
+                      }
+                    },
+                    "winner");
+            other.start();
+            try {
+              other.join(120_000);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            } finally {
+              dev.writeonce.core.lease.LeaseLock.renewalsHeldBack = holder -> false;
+            }
+          };
+      assertThatThrownBy(
+              () -> spark.sql("INSERT INTO " + table.name() + " SELECT id, 'l', 0 FROM range(7)"))
+          .hasStackTraceContaining("does not");
+      Publication.stepHook = step -> {};
+      assertThat(paused).isTrue();
+      assertThat(winnerFailure.get()).isNull();
+      assertThat(table.reader().observe().rowsByPartition())
+          .isEqualTo(Map.of("p=0", 16L, "p=1", 5L));
+      // Grace 0: the next statement removes what is due; nothing but named generations and
+      // their records is left, and no upload stays open.
+      run(table, "insert", Map.of(2, 1));
+      List<String> live = liveLocations(table);
+      assertThat(
+              table.view().keys("events/_generations/").stream()
+                  .filter(k -> !k.contains("/_retired/")))
+          .allMatch(k -> live.stream().anyMatch(k::startsWith));
+      assertThat(table.view().openUploadsUnder("events/")).isEmpty();
+    } finally {
+      dev.writeonce.core.lease.LeaseLock.renewalsHeldBack = holder -> false;
+      spark.conf().unset(dev.writeonce.core.config.CommitterConfig.JOB_LEASE);
+    }
   }
 
   private List<String> liveLocations(Table table) {
