@@ -34,6 +34,7 @@ public final class RetireRecordFormat {
             out.writeNumberField("leaseMillis", record.leaseMillis());
             out.writeNumberField("renewal", record.renewal());
           }
+          out.writeNumberField("graceMillis", record.graceMillis());
           writeObjects(out, "own", record.own());
           writeObjects(out, "superseded", record.superseded());
           out.writeEndObject();
@@ -77,7 +78,8 @@ public final class RetireRecordFormat {
         objects(root, "own", source),
         objects(root, "superseded", source),
         parsed == RetireRecord.State.CLAIMED ? Json.number(root, "leaseMillis", source) : 0,
-        parsed == RetireRecord.State.CLAIMED ? Json.number(root, "renewal", source) : 0);
+        parsed == RetireRecord.State.CLAIMED ? Json.number(root, "renewal", source) : 0,
+        Json.number(root, "graceMillis", source));
   }
 
   private static List<RetireRecord.RetiredObject> objects(

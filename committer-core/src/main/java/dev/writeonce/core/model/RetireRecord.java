@@ -18,6 +18,8 @@ import java.util.Objects;
  *     statement rewrites it every quarter of that while it runs. 0 for the other states
  * @param renewal how often a claim was rewritten: every write changes the record, so that a removal
  *     conditional on the version it read fails once the statement has renewed it
+ * @param graceMillis the grace period of the statement that wrote the record: a removal waits the
+ *     longer of it and its own, so that a writer with a shorter setting does not cut it short
  */
 public record RetireRecord(
     String run,
@@ -26,7 +28,8 @@ public record RetireRecord(
     List<RetiredObject> own,
     List<RetiredObject> superseded,
     long leaseMillis,
-    long renewal) {
+    long renewal,
+    long graceMillis) {
 
   /** What a record says, and so what a later statement does once it is due. */
   public enum State {
@@ -70,7 +73,8 @@ public record RetireRecord(
       String table,
       State state,
       List<RetiredObject> own,
-      List<RetiredObject> superseded) {
-    this(run, table, state, own, superseded, 0, 0);
+      List<RetiredObject> superseded,
+      long graceMillis) {
+    this(run, table, state, own, superseded, 0, 0, graceMillis);
   }
 }

@@ -101,7 +101,8 @@ final class RetireRecords {
               List.of(),
               List.of(),
               leaseMillis,
-              first ? 0 : claim.renewal() + 1);
+              first ? 0 : claim.renewal() + 1,
+              graceMillis);
     }
     writeRecord(store, next);
     synchronized (mutex) {
@@ -130,7 +131,8 @@ final class RetireRecords {
               List.of(),
               List.of(),
               claim.leaseMillis(),
-              claim.renewal() + 1);
+              claim.renewal() + 1,
+              graceMillis);
     }
     try {
       writeRecord(store, next);
@@ -182,7 +184,8 @@ final class RetireRecords {
       claim = null;
     }
     writeRecord(
-        store, new RetireRecord(runId, table.name(), state, sorted(own), sorted(superseded)));
+        store,
+        new RetireRecord(runId, table.name(), state, sorted(own), sorted(superseded), graceMillis));
   }
 
   /**
@@ -412,6 +415,9 @@ final class RetireRecords {
             "{}: {} is not a retire record this version reads; left in place", who, e.getMessage());
         return;
       }
+      if (store.storeNowMillis() - read.get().info().lastModifiedMillis() < record.graceMillis()) {
+        return; // its writer's grace is longer than this statement's: not due yet
+      }
       switch (record.state()) {
         case CLAIMED -> {
           if (store.storeNowMillis() - read.get().info().lastModifiedMillis()
@@ -433,7 +439,7 @@ final class RetireRecords {
           if (found.isEmpty()) {
             store.deleteObjectIfMatch(info.key(), etag);
           } else {
-            supersede(info.key(), etag, record.run(), found);
+            supersede(info.key(), etag, record.run(), found, record.graceMillis());
             restarted++;
           }
         }
@@ -462,7 +468,7 @@ final class RetireRecords {
               all.add(object);
             }
           }
-          supersede(info.key(), etag, record.run(), all);
+          supersede(info.key(), etag, record.run(), all, record.graceMillis());
           restarted++;
         }
         case SUPERSEDED -> {
@@ -471,7 +477,7 @@ final class RetireRecords {
             store.deleteObjectIfMatch(info.key(), etag);
           } else {
             // Named by a location now: recorded again, for when none names them.
-            supersede(info.key(), etag, record.run(), kept);
+            supersede(info.key(), etag, record.run(), kept, record.graceMillis());
           }
         }
       }
@@ -543,18 +549,25 @@ final class RetireRecords {
           }
         }
       }
-      supersede(key, etag, run, objects);
+      supersede(key, etag, run, objects, 0);
       restarted++;
     }
 
-    private void supersede(String key, String etag, String run, List<RetiredObject> objects)
+    /** Rewrites a record as superseded, keeping the longer of its writer's grace and this one. */
+    private void supersede(
+        String key, String etag, String run, List<RetiredObject> objects, long writtenGrace)
         throws IOException {
       try {
         store.replaceObject(
             key,
             RetireRecordFormat.toJson(
                 new RetireRecord(
-                    run, table.name(), RetireRecord.State.SUPERSEDED, List.of(), sorted(objects))),
+                    run,
+                    table.name(),
+                    RetireRecord.State.SUPERSEDED,
+                    List.of(),
+                    sorted(objects),
+                    Math.max(writtenGrace, graceMillis))),
             etag);
       } catch (StoreException e) {
         if (!e.is(ErrorKind.PRECONDITION_FAILED)) {

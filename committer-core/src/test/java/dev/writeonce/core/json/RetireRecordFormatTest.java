@@ -34,6 +34,7 @@ class RetireRecordFormatTest {
     assertThat(record.state()).isEqualTo(RetireRecord.State.CLAIMED);
     assertThat(record.leaseMillis()).isEqualTo(600_000L);
     assertThat(record.renewal()).isEqualTo(3L);
+    assertThat(record.graceMillis()).isEqualTo(3_600_000L);
     assertThat(record.own()).isEmpty();
     assertThat(new String(RetireRecordFormat.toJson(record), StandardCharsets.UTF_8))
         .isEqualTo(new String(golden, StandardCharsets.UTF_8));
@@ -51,7 +52,8 @@ class RetireRecordFormatTest {
               List.of(new RetireRecord.RetiredObject("t/_generations/run-1/p=1/part-0", "abc")),
               List.of(new RetireRecord.RetiredObject("t/_generations/run-0/p=1/part-0", "def")),
               claim ? 600_000 : 0,
-              claim ? 7 : 0);
+              claim ? 7 : 0,
+              3_600_000);
       assertThat(RetireRecordFormat.fromJson(RetireRecordFormat.toJson(record), "round trip"))
           .isEqualTo(record);
     }

@@ -255,4 +255,21 @@ class PublicationFaultsTest {
     timePassesWithCleanups(2);
     assertThat(memory.keys()).doesNotContain(old);
   }
+
+  @Test
+  void aStatementWithAShorterGraceWaitsForTheGraceOfTheStatementThatRecorded() throws Exception {
+    String old = preModePartition("p=1");
+    ordinaryStatement("X", "p=1"); // grace 60 s
+    memory.advanceClock(6_000);
+    Configuration shortGrace = conf();
+    shortGrace.set(Publication.GRACE, "5000ms");
+    Publication y =
+        new Publication(catalog.table(), ROOT, "Y", "statement Y", false, null, shortGrace)
+            .withTiming(LeaseLock.Timing.manual(memory::clockMillis, memory::advanceClock));
+    write(y, "Y", "p=2");
+    y.publish(memory, Set.of("p=2"));
+    assertThat(memory.keys()).contains(old); // 6 s after X's call, not X's 60 s
+    timePassesWithCleanups(1);
+    assertThat(memory.keys()).doesNotContain(old);
+  }
 }
