@@ -12,7 +12,8 @@ import java.util.Objects;
  * @param run the run the record belongs to: its generation is {@code _generations/<run>/}
  * @param table the table, {@code database.table}, for operators
  * @param state what the record says
- * @param own the run's own objects: its files, copies and empty directories (pending records)
+ * @param own the run's own objects: its files, copies and empty directories (pending records); in a
+ *     superseded record, objects another table named when last seen, held until none does
  * @param superseded the objects the run's metastore call takes, or took, out of the table
  * @param leaseMillis for a claim: how long after its last write (the store's time) it lapses; the
  *     statement rewrites it every quarter of that while it runs. 0 for the other states

@@ -590,8 +590,9 @@ public final class Publication {
         Map<String, String> etags = new HashMap<>();
         now.forEach(object -> etags.put(object.key(), object.etag()));
         Set<String> known = new HashSet<>();
-        for (ObjectInfo object : before) {
-          known.add(object.key());
+        before.forEach(object -> known.add(object.key()));
+        // Only what readers read: another statement's staging under the partition may change.
+        for (ObjectInfo object : visible(old, before)) {
           if (!object.etag().equals(etags.get(object.key()))) {
             throw new IOException(
                 root.uriOf(object.key())

@@ -30,10 +30,11 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>A claimed record's statement never published: once due, what its generation holds is
  *       recorded as superseded (grace again), unless a location names it.
- *   <li>A pending record waits while a location names any of its own objects; once none does, its
- *       own and superseded objects all become superseded and the grace starts again.
- *   <li>A superseded record's objects are deleted, each only while its ETag still matches and no
- *       location of any table of the metastore holds it; then the record goes.
+ *   <li>A pending or superseded record's objects are sorted: one this table's own locations name is
+ *       dropped (it is the table's data; the statement that replaces that location records it
+ *       then), one only another table names is held, and the rest go: a superseded record's now,
+ *       each only while its ETag still matches; a pending record's and held ones that no location
+ *       names any more one grace period later, as a superseded record.
  *   <li>A record of the mode's first version, which named directories, becomes a superseded record
  *       of what its generations hold now (grace again); directories outside the generations are
  *       left where they are.
@@ -303,6 +304,7 @@ final class RetireRecords {
     private final String records = root.keyOf(Generations.RETIRED);
     private final String generations = root.keyOf(Generations.DIR);
     private List<String> live;
+    private List<String> own;
     private int removed;
     private int restarted;
 
@@ -339,30 +341,42 @@ final class RetireRecords {
     /** Key prefixes of every location a table of the metastore names, in the root's bucket. */
     private List<String> live() throws IOException {
       if (live == null) {
-        List<URI> locations = new ArrayList<>();
-        if (table.partitioned()) {
-          locations.addAll(table.partitionLocations().values());
-        } else {
-          locations.add(table.location());
-        }
-        locations.addAll(table.otherLocations());
-        List<String> prefixes = new ArrayList<>();
-        for (URI location : locations) {
-          if (Generations.inBucket(location, root.bucket())) {
-            prefixes.add(Destination.of(location).prefix());
-          }
-        }
+        List<String> prefixes = new ArrayList<>(own());
+        prefixes.addAll(prefixesOf(table.otherLocations()));
         live = prefixes;
       }
       return live;
     }
 
+    /** Key prefixes of the table's own locations: read first, since reading others costs more. */
+    private List<String> own() throws IOException {
+      if (own == null) {
+        own =
+            prefixesOf(
+                table.partitioned()
+                    ? new ArrayList<>(table.partitionLocations().values())
+                    : List.of(table.location()));
+      }
+      return own;
+    }
+
+    private List<String> prefixesOf(List<URI> locations) {
+      List<String> prefixes = new ArrayList<>();
+      for (URI location : locations) {
+        if (Generations.inBucket(location, root.bucket())) {
+          prefixes.add(Destination.of(location).prefix());
+        }
+      }
+      return prefixes;
+    }
+
     /**
-     * Whether a location reads the key: it lies under the location, in no directory a reader of
-     * that location skips ({@code _generations/} under a table over the root is not read).
+     * Whether one of the locations reads the key: it lies under the location, in no directory a
+     * reader of that location skips ({@code _generations/} under a table over the root is not
+     * read).
      */
-    private boolean named(String key) throws IOException {
-      for (String prefix : live()) {
+    private boolean reads(List<String> prefixes, String key) {
+      for (String prefix : prefixes) {
         if (key.startsWith(prefix)) {
           String relative = key.substring(prefix.length());
           int slash = relative.lastIndexOf('/');
@@ -374,8 +388,8 @@ final class RetireRecords {
       return false;
     }
 
-    private boolean isEmptyMarker(String run, String key) {
-      return key.startsWith(root.keyOf(Generations.runDir(run) + Generations.EMPTY));
+    private boolean named(String key) throws IOException {
+      return reads(own(), key) || reads(live(), key);
     }
 
     /** Whether a location names a directory that holds, or lies inside, this one. */
@@ -445,41 +459,81 @@ final class RetireRecords {
         }
         case PENDING -> {
           // The statement never wrote its end: it failed, died, or lost the answer of a call
-          // that landed. A file of its own that a location names shows that the call landed:
-          // what it superseded is out of the table, and its own files are the table's. Else
-          // its own files go (an empty directory a placeholder partition still names stays).
-          // Either way readers may have read until just now, so the grace starts again here.
-          boolean landed = false;
-          for (RetiredObject object : record.own()) {
-            if (!isEmptyMarker(record.run(), object.key()) && named(object.key())) {
-              landed = true;
-            }
-          }
-          List<RetiredObject> all = new ArrayList<>();
-          for (RetiredObject object : record.own()) {
-            if (!landed || isEmptyMarker(record.run(), object.key())) {
-              all.add(object);
-            }
-          }
-          for (RetiredObject object : record.superseded()) {
-            // Still read, when its call never landed or was replaced: whoever replaces it later
-            // records it then, and its grace counts from that moment.
-            if (!named(object.key())) {
-              all.add(object);
-            }
-          }
-          supersede(info.key(), etag, record.run(), all, record.graceMillis());
-          restarted++;
+          // that landed. Its own objects and what it superseded are sorted as below; readers
+          // may have read the released ones until just now, so their grace starts here.
+          Sorted sorted = new Sorted();
+          sorted.add(record.own(), false);
+          sorted.add(record.superseded(), false);
+          rewrite(info.key(), etag, record, sorted);
         }
         case SUPERSEDED -> {
-          List<RetiredObject> kept = remove(record.superseded());
-          if (kept.isEmpty()) {
-            store.deleteObjectIfMatch(info.key(), etag);
+          // Its superseded objects go now, unless a location names them; the objects it held
+          // (named by another table when last seen) are released with a grace of their own once
+          // none does.
+          Sorted sorted = new Sorted();
+          sorted.add(record.superseded(), true);
+          sorted.add(record.own(), false);
+          rewrite(info.key(), etag, record, sorted);
+        }
+      }
+    }
+
+    /**
+     * The objects of a record, sorted for its next version. One this table's own locations name is
+     * dropped: it is the table's data, and the statement that replaces that location records it
+     * then, with the grace from that moment. One only another table names is held. Any other is
+     * released (removed one grace period from now) or, where the record is due for removal, deleted
+     * at once.
+     */
+    private final class Sorted {
+      final List<RetiredObject> held = new ArrayList<>();
+      final List<RetiredObject> released = new ArrayList<>();
+      final List<RetiredObject> due = new ArrayList<>();
+
+      void add(List<RetiredObject> objects, boolean removable) throws IOException {
+        for (RetiredObject object : objects) {
+          if (!object.key().startsWith(root.prefix()) || reads(own(), object.key())) {
+            continue;
+          }
+          if (reads(live(), object.key())) {
+            held.add(object);
+          } else if (removable) {
+            due.add(object);
           } else {
-            // Named by a location now: recorded again, for when none names them.
-            supersede(info.key(), etag, record.run(), kept, record.graceMillis());
+            released.add(object);
           }
         }
+      }
+    }
+
+    /** Deletes what is due, and writes the record's next version, or deletes it when empty. */
+    private void rewrite(String key, String etag, RetireRecord record, Sorted sorted)
+        throws IOException {
+      remove(sorted.due);
+      if (sorted.held.isEmpty() && sorted.released.isEmpty()) {
+        store.deleteObjectIfMatch(key, etag);
+        return;
+      }
+      try {
+        store.replaceObject(
+            key,
+            RetireRecordFormat.toJson(
+                new RetireRecord(
+                    record.run(),
+                    table.name(),
+                    RetireRecord.State.SUPERSEDED,
+                    sorted(sorted.held),
+                    sorted(sorted.released),
+                    Math.max(record.graceMillis(), graceMillis))),
+            etag);
+        if (!sorted.released.isEmpty()) {
+          restarted++;
+        }
+      } catch (StoreException e) {
+        if (!e.is(ErrorKind.PRECONDITION_FAILED)) {
+          throw e;
+        }
+        // its statement wrote it meanwhile: it is that statement's again
       }
     }
 
@@ -489,18 +543,10 @@ final class RetireRecords {
      * (the window left is between that LIST and the delete); others one by one with {@code
      * If-Match}, which a store that ignores it leaves to the same window.
      */
-    private List<RetiredObject> remove(List<RetiredObject> objects) throws IOException {
+    private void remove(List<RetiredObject> objects) throws IOException {
       Map<String, Map<String, String>> listings = new HashMap<>();
       List<String> bulk = new ArrayList<>();
-      List<RetiredObject> kept = new ArrayList<>();
       for (RetiredObject object : objects) {
-        if (!object.key().startsWith(root.prefix())) {
-          continue;
-        }
-        if (named(object.key())) {
-          kept.add(object);
-          continue;
-        }
         String directory = object.key().substring(0, object.key().lastIndexOf('/') + 1);
         Map<String, String> current = listings.get(directory);
         if (current == null) {
@@ -523,7 +569,6 @@ final class RetireRecords {
         store.deleteObjects(bulk);
         removed += bulk.size();
       }
-      return kept;
     }
 
     /**

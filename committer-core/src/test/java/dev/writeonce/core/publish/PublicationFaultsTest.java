@@ -272,4 +272,112 @@ class PublicationFaultsTest {
     timePassesWithCleanups(1);
     assertThat(memory.keys()).doesNotContain(old);
   }
+
+  // ---- found by a second review of the fixes ---------------------------------------------------
+
+  @Test
+  void aFileRolledBackIntoTheTableByHandStaysForTheGraceOfTheStatementThatReplacesItAgain()
+      throws Exception {
+    ordinaryStatement("W", "p=1");
+    String wFile = rowKey("W", "p=1");
+    ordinaryStatement("X", "p=1");
+    catalog.partitions.put("p=1", generation("W", "p=1")); // ALTER ... SET LOCATION by hand
+    memory.advanceClock(GRACE + 1);
+    ordinaryStatement("C1", "p=9"); // X's record due: W's file is the table's again
+    memory.advanceClock(GRACE + 1);
+    ordinaryStatement("Y", "p=1"); // takes W's file out of the table again
+    assertThat(memory.keys()).contains(wFile);
+    timePassesWithCleanups(1);
+    assertThat(memory.keys()).doesNotContain(wFile);
+  }
+
+  @Test
+  void aPlaceholdersEmptyDirectoryStaysForTheGraceOfTheStatementThatFillsItsPartition()
+      throws Exception {
+    preModePartition("p=1");
+    TestCatalog.Table xTable = catalog.table();
+    xTable.onRelocate =
+        (locations, apply) -> {
+          throw new IOException("alter_partitions: MetaException: the metastore is unavailable");
+        };
+    Publication x = statement("X", false, xTable);
+    write(x, "X", "p=1", "p=2");
+    assertThatThrownBy(() -> x.publish(memory, Set.of("p=1", "p=2")))
+        .isInstanceOf(IOException.class);
+    x.discardUnpublished(memory);
+    String marker = key(Generations.emptyDir("X", "p=2"));
+    timePassesWithCleanups(2);
+    memory.advanceClock(GRACE + LEASE + 1);
+    ordinaryStatement("Y", "p=2");
+    assertThat(memory.keys()).contains(marker);
+    timePassesWithCleanups(1);
+    assertThat(memory.keys()).doesNotContain(marker);
+  }
+
+  @Test
+  void aLandedCallsSupersededFileThatAnotherTableReadsStaysRecordedUntilItIsRemoved()
+      throws Exception {
+    String old = preModePartition("p=1");
+    catalog.others.add(URI.create("s3a://bucket/warehouse"));
+    TestCatalog.Table xTable = catalog.table();
+    xTable.onRelocate =
+        (locations, apply) -> {
+          apply.run();
+          throw new IOException("alter_partitions: connection reset after the call landed");
+        };
+    Publication x = statement("X", false, xTable);
+    write(x, "X", "p=1");
+    assertThatThrownBy(() -> x.publish(memory, Set.of("p=1"))).isInstanceOf(IOException.class);
+    x.discardUnpublished(memory);
+    timePassesWithCleanups(3);
+    assertThat(memory.keys()).contains(old);
+    assertThat(recordedKeys()).contains(old);
+    catalog.others.clear();
+    timePassesWithCleanups(3);
+    assertThat(memory.keys()).doesNotContain(old);
+  }
+
+  @Test
+  void anotherStatementsStagingChangingUnderAnAppendedPartitionDoesNotRefuseTheAppend()
+      throws Exception {
+    preModePartition("p=1");
+    String stagingTmp = key("p=1/.hive-staging_hive_Z/_task_tmp.-ext-10000/_tmp.000000_0");
+    String stagingFinal = key("p=1/.hive-staging_hive_Z/_tmp.-ext-10000/000000_0");
+    put(stagingTmp, "Z's task output, being committed");
+    ForwardingStore store =
+        new ForwardingStore(memory) {
+          @Override
+          public String copyObject(String sourceKey, String targetKey) throws StoreException {
+            String etag = super.copyObject(sourceKey, targetKey);
+            if (memory.keys().contains(stagingTmp)) {
+              put(stagingFinal, "Z's task output, being committed");
+              memory.deleteObjects(java.util.List.of(stagingTmp));
+            }
+            return etag;
+          }
+        };
+    Publication x = statement("X", true, catalog.table());
+    x.claim(store);
+    put(rowKey("X", "p=1"), "row of X");
+    x.publish(store, Set.of("p=1"));
+    assertThat(catalog.partitions.get("p=1")).isEqualTo(generation("X", "p=1"));
+  }
+
+  @Test
+  void aPlaceholderNamedByTheTableCostsNoScanOfTheMetastoreInLaterPasses() throws Exception {
+    preModePartition("p=1");
+    TestCatalog.Table xTable = catalog.table();
+    xTable.onRelocate =
+        (locations, apply) -> {
+          throw new IOException("alter_partitions: MetaException: the metastore is unavailable");
+        };
+    Publication x = statement("X", false, xTable);
+    write(x, "X", "p=1", "p=2");
+    assertThatThrownBy(() -> x.publish(memory, Set.of("p=1", "p=2")))
+        .isInstanceOf(IOException.class);
+    x.discardUnpublished(memory);
+    timePassesWithCleanups(3);
+    // The placeholder's directory is the table's: whoever fills p=2 records it.
+    assertThat(memory.keys()).doesNotContain(Generations.retiredKey(ROOT_DEST, "X"));
+  }
 }
