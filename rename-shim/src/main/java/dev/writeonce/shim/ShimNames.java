@@ -64,14 +64,17 @@ final class ShimNames {
   /**
    * A file under Hive's staging directory: group 1 the destination's prefix, 2 the staging
    * directory's name, 3 its {@code -ext-N} directory, 4 the path below (partitions), 5 the file's
-   * name without Hive's {@code _tmp.} or {@code -tmp.} prefix.
+   * name without Hive's {@code _tmp.} or {@code -tmp.} prefix. A branch of a {@code UNION ALL} on
+   * Tez writes into {@code _task_tmp.HIVE_UNION_SUBDIR_<n>/} first, and its files end in {@code
+   * <partitions>/HIVE_UNION_SUBDIR_<n>/}: that first directory is not part of the path.
    */
   static final Pattern HIVE_STAGED_FILE =
       Pattern.compile(
           "^((?:.*/)?)("
               + HIVE_STAGING
               + ")/(?:_task_tmp\\.|_tmp\\.|-tmp\\.)?(-ext-\\d+)"
-              + "(?:\\.moved)?/((?:[^/]+/)*)(?:_tmp\\.|-tmp\\.)?([^/]+)$");
+              + "(?:\\.moved)?/(?:(?:_task_tmp\\.|_tmp\\.|-tmp\\.)HIVE_UNION_SUBDIR_\\d+/)?"
+              + "((?:[^/]+/)*)(?:_tmp\\.|-tmp\\.)?([^/]+)$");
 
   /** Whether a key lies under a Hive staging directory. */
   private static final Pattern IN_HIVE_STAGING = Pattern.compile("(^|/)" + HIVE_STAGING + "(/|$)");

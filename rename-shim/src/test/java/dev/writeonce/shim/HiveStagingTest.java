@@ -27,6 +27,18 @@ class HiveStagingTest {
   }
 
   @Test
+  void aBranchOfAUnionAllOnTezIsPredictedInItsPartitionsSubdirectory() throws Exception {
+    // Each branch writes under _task_tmp.HIVE_UNION_SUBDIR_<n>/ and ends in
+    // <partitions>/HIVE_UNION_SUBDIR_<n>/ of the -ext- directory.
+    assertThat(
+            staging.predictFinalKey(
+                STAGING
+                    + "/-ext-10000/_task_tmp.HIVE_UNION_SUBDIR_2/p=3/HIVE_UNION_SUBDIR_2/"
+                    + "_tmp.000000_0"))
+        .contains("wh/t/p=3/HIVE_UNION_SUBDIR_2/000000_0");
+  }
+
+  @Test
   void aFileJoiningAnEmptyDestinationKeepsItsName() throws Exception {
     assertThat(staging.predictFinalKey(STAGING + "/_task_tmp.-ext-10000/_tmp.000000_0"))
         .contains("wh/t/000000_0");
