@@ -256,7 +256,6 @@ class HivePublishIT implements StoreLifecycle {
   @Test
   void aUnionAllIntoDynamicPartitionsOnTezPublishesEveryPartitionItWrote() throws Exception {
     hive.use(Engine.TEZ);
-    hive.conf().set(Publication.MODE, "metastore");
     // The layout in question: the move keeps each branch's directory instead of flattening it.
     hive.conf().set("hive.tez.union.flatten.subdirectories", "false");
     // Each branch writes its partitions itself, without a sort by partition after the union.
@@ -265,6 +264,7 @@ class HivePublishIT implements StoreLifecycle {
     String table = "pub.union_target";
     hive.execute("CREATE TABLE " + source + " (v INT, p INT)");
     hive.execute("INSERT INTO " + source + " VALUES (1, 1), (2, 2), (3, 1), (4, 3)");
+    hive.conf().set(Publication.MODE, "metastore");
     hive.execute("CREATE TABLE " + table + " (v INT) PARTITIONED BY (p INT)");
     hive.execute(
         "INSERT INTO "
