@@ -334,8 +334,9 @@ public final class Publication {
             who,
             root.uriOf(Generations.retiredKey(root, runId)));
       } else {
-        // The record goes last: while anything of the generation may be left, it names it.
-        store.deleteObjects(List.of(Generations.retiredKey(root, runId)));
+        // The record goes last, and only as this run last wrote it: while anything of the
+        // generation may be left, it names it.
+        records.forget(store);
       }
       LOG.info(
           "{}: failed before publishing; removed its {} unpublished objects under {}",

@@ -263,7 +263,10 @@ final class RetireRecords {
     }
   }
 
-  /** After a call that superseded nothing: the pending record goes, since a location names all. */
+  /**
+   * Removes this run's record as it last wrote it: after a call that superseded nothing (a location
+   * names all), or after the run removed its unpublished generation.
+   */
   void forget(StoreGateway store) {
     String last;
     synchronized (mutex) {
