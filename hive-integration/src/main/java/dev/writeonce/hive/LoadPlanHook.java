@@ -101,9 +101,7 @@ public class LoadPlanHook implements ExecuteWithHookContext {
                       + " false.")));
     } else if (Publication.requested(conf)) {
       // Before the load plans: a published load becomes a move into the statement's generation.
-      // One execution, one name: Hive runs a statement again under the same query id when it
-      // re-executes it, and each execution's generation must be its own.
-      String execution = statement + "-" + UUID.randomUUID().toString().substring(0, 8);
+      String execution = executionRunId(statement);
       List<HivePublication> publications = new ArrayList<>();
       try {
         for (Task<?> task : moveTasks) {
@@ -167,6 +165,15 @@ public class LoadPlanHook implements ExecuteWithHookContext {
       releaseLocks(statement);
       throw e;
     }
+  }
+
+  /**
+   * The run id of one execution of a statement. Hive runs a statement again under the same query id
+   * when it re-executes it ({@code hive.query.reexecution.*}), and each execution's generation must
+   * be its own: a later execution never completes into, or discards, an earlier one's.
+   */
+  static String executionRunId(String queryId) {
+    return queryId + "-" + UUID.randomUUID().toString().substring(0, 8);
   }
 
   /**

@@ -38,7 +38,6 @@ import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
 import org.apache.hadoop.hive.metastore.api.Partition;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -90,8 +89,6 @@ class HivePublishIT implements StoreLifecycle {
     hive.use(Engine.MR);
     hive.conf().unset(Publication.MODE);
     hive.conf().unset(Publication.GRACE);
-    hive.conf().unset("hive.tez.union.flatten.subdirectories");
-    hive.conf().unset("hive.optimize.sort.dynamic.partition.threshold");
     hive.conf().set("hive.stats.autogather", "false");
     Publication.stepHook = step -> {};
   }
@@ -247,44 +244,6 @@ class HivePublishIT implements StoreLifecycle {
     assertThat(runs).as("generations left").hasSize(2);
     assertThat(new BucketView(store, bucket).keys(prefix + "_generations/_retired/")).hasSize(1);
     assertThat(new BucketView(store, bucket).openUploadsUnder(prefix)).isEmpty();
-  }
-
-  /**
-   * Hive on Tez writes each branch of a UNION ALL into {@code HIVE_UNION_SUBDIR_<n>} inside the
-   * partitions it fills: those partitions are published with the statement, whole.
-   */
-  @Test
-  void aUnionAllIntoDynamicPartitionsOnTezPublishesEveryPartitionItWrote() throws Exception {
-    hive.use(Engine.TEZ);
-    // The layout in question: the move keeps each branch's directory instead of flattening it.
-    hive.conf().set("hive.tez.union.flatten.subdirectories", "false");
-    // Each branch writes its partitions itself, without a sort by partition after the union.
-    hive.conf().set("hive.optimize.sort.dynamic.partition.threshold", "-1");
-    String source = "pub.union_source";
-    String table = "pub.union_target";
-    hive.execute("CREATE TABLE " + source + " (v INT, p INT)");
-    hive.execute("INSERT INTO " + source + " VALUES (1, 1), (2, 2), (3, 1), (4, 3)");
-    hive.conf().set(Publication.MODE, "metastore");
-    hive.execute("CREATE TABLE " + table + " (v INT) PARTITIONED BY (p INT)");
-    hive.execute(
-        "INSERT INTO "
-            + table
-            + " PARTITION (p) SELECT v, p FROM (SELECT v, p FROM "
-            + source
-            + " WHERE p < 2 UNION ALL SELECT v + 10 AS v, p FROM "
-            + source
-            + " WHERE p >= 2) u");
-    // Hive reads the branches' directories inside each partition (the oracle's reader lists a
-    // partition's own files only), as it does after the same statement without the mode.
-    assertThat(hive.query("SELECT count(*) FROM " + table)).containsExactly("4");
-    assertThat(hive.query("SELECT count(*) FROM " + table + " WHERE p = 1")).containsExactly("2");
-    assertThat(partitionLocations(table)).hasSize(3);
-    for (String location : partitionLocations(table).values()) {
-      assertThat(location).contains("/_generations/");
-    }
-    assertThat(new BucketView(store, bucket).keys("warehouse/union_target/_generations/"))
-        .as("the branches' subdirectories, as Tez writes them")
-        .anyMatch(key -> key.contains("HIVE_UNION_SUBDIR_"));
   }
 
   private static Consumer<String> cutAt(String step) {

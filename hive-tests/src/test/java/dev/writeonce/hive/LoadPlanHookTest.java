@@ -30,4 +30,13 @@ class LoadPlanHookTest {
     assertThat(LoadPlanHook.hasConditionalMoves(List.of(before))).isTrue();
     assertThat(LoadPlanHook.hasConditionalMoves(List.of(move()))).isFalse();
   }
+
+  @Test
+  void twoExecutionsOfOneQueryIdPublishIntoGenerationsOfTheirOwn() {
+    // Hive's re-execution runs the statement again under the same query id.
+    String first = LoadPlanHook.executionRunId("hive_20261128120000_q");
+    String second = LoadPlanHook.executionRunId("hive_20261128120000_q");
+    assertThat(first).startsWith("hive_20261128120000_q-").isNotEqualTo(second);
+    assertThat(second).startsWith("hive_20261128120000_q-");
+  }
 }
