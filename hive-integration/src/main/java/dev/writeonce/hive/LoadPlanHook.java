@@ -283,7 +283,11 @@ public class LoadPlanHook implements ExecuteWithHookContext {
       throw e;
     } finally {
       PUBLICATIONS.remove(statement);
-      releaseLocks(statement);
+      try {
+        fenceLocks(statement);
+      } finally {
+        releaseLocks(statement);
+      }
     }
   }
 
@@ -296,6 +300,17 @@ public class LoadPlanHook implements ExecuteWithHookContext {
       }
     } finally {
       releaseLocks(statement);
+    }
+  }
+
+  /**
+   * Proves that the statement held its locks until now: a load in place whose lock lapsed under it
+   * (a paused HiveServer2) may have landed in a partition another statement replaced meanwhile, and
+   * the statement fails saying so rather than reporting success.
+   */
+  private static void fenceLocks(String statement) throws IOException {
+    for (LeaseLock lock : LOCKS.getOrDefault(statement, List.of())) {
+      lock.fence("report its loads of " + lock.lock().destination() + " as done");
     }
   }
 

@@ -272,6 +272,30 @@ class PublicationSimulationTest {
   }
 
   /**
+   * A load in place pauses past its lease after reading its partition's location; a static
+   * overwrite takes the lock over and replaces the partition; the load's file then lands where no
+   * partition reads it. The load proves its lock once its files landed, and fails instead of
+   * returning as if its rows were in the table.
+   */
+  @Test
+  void aLoadInPlaceWhoseLockLapsedUnderItFailsInsteadOfLosingItsRowsQuietly() throws Exception {
+    assertKeepsTheInvariants(
+        new PublicationPlan(
+            20268416L,
+            false,
+            OtherTable.NONE,
+            List.of(
+                new StatementPlan(
+                    1, Engine.HIVE, Verb.IN_PLACE, Set.of("p=1"), 0, 0, 2, CallFault.NONE, false),
+                new StatementPlan(
+                    2, Engine.HIVE, Verb.STATIC, Set.of("p=1"), 0, 0, 0, CallFault.NONE, true)),
+            0,
+            0.0,
+            0.0,
+            true));
+  }
+
+  /**
    * A statement dies once its call landed; the next one supersedes its generation, which readers
    * sent there just before may still read for the grace period.
    */
