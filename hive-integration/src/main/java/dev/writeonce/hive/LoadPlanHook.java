@@ -67,6 +67,9 @@ public class LoadPlanHook implements ExecuteWithHookContext {
   /** The insert locks each running statement holds, by query id. */
   private static final Map<String, List<LeaseLock>> LOCKS = new ConcurrentHashMap<>();
 
+  /** Of those, the publication locks of tables the statement loads in place. */
+  private static final Map<String, List<LeaseLock>> PUBLICATION_LOCKS = new ConcurrentHashMap<>();
+
   @Override
   public void run(HookContext context) throws Exception {
     switch (context.getHookType()) {
@@ -257,6 +260,7 @@ public class LoadPlanHook implements ExecuteWithHookContext {
       held.forEach(LeaseLock::release);
       throw e;
     }
+    PUBLICATION_LOCKS.put(statement, List.copyOf(held.subList(0, publicationRoots.size())));
     List<LeaseLock> previous = LOCKS.put(statement, held);
     if (previous != null) {
       previous.forEach(LeaseLock::release);
@@ -304,17 +308,18 @@ public class LoadPlanHook implements ExecuteWithHookContext {
   }
 
   /**
-   * Proves that the statement held its locks until now: a load in place whose lock lapsed under it
-   * (a paused HiveServer2) may have landed in a partition another statement replaced meanwhile, and
-   * the statement fails saying so rather than reporting success.
+   * Proves that the statement held its publication locks until now: a load in place whose lock
+   * lapsed under it (a paused HiveServer2) may have landed in a partition another statement
+   * replaced meanwhile, and the statement fails saying so rather than reporting success.
    */
   private static void fenceLocks(String statement) throws IOException {
-    for (LeaseLock lock : LOCKS.getOrDefault(statement, List.of())) {
+    for (LeaseLock lock : PUBLICATION_LOCKS.getOrDefault(statement, List.of())) {
       lock.fence("report its loads of " + lock.lock().destination() + " as done");
     }
   }
 
   private static void releaseLocks(String statement) {
+    PUBLICATION_LOCKS.remove(statement);
     List<LeaseLock> held = LOCKS.remove(statement);
     if (held != null) {
       held.forEach(LeaseLock::release);
