@@ -42,6 +42,23 @@ class PublicationFaultsTest {
   private final TestCatalog catalog = new TestCatalog(ROOT);
   private int cleanups;
 
+  /**
+   * X writes p=1 (existing) and p=2 (new): its add_partitions lands (p=2 at X's empty directory),
+   * its alter_partitions fails, and its failure path runs.
+   */
+  private void twoStepPublicationFailingBetweenItsCalls() throws IOException {
+    TestCatalog.Table xTable = catalog.table();
+    xTable.onRelocate =
+        (locations, apply) -> {
+          throw new IOException("alter_partitions: MetaException: the metastore is unavailable");
+        };
+    Publication x = statement("X", false, xTable);
+    write(x, "X", "p=1", "p=2");
+    assertThatThrownBy(() -> x.publish(memory, Set.of("p=1", "p=2")))
+        .isInstanceOf(IOException.class);
+    x.discardUnpublished(memory);
+  }
+
   // ---- helpers ---------------------------------------------------------------------------------
 
   private static Configuration conf() {
@@ -161,16 +178,7 @@ class PublicationFaultsTest {
   @Test
   void aTwoStepPublicationFailingBetweenItsCallsHasItsFilesRemovedAfterTheGrace() throws Exception {
     String old = preModePartition("p=1");
-    TestCatalog.Table xTable = catalog.table();
-    xTable.onRelocate =
-        (locations, apply) -> {
-          throw new IOException("alter_partitions: MetaException: the metastore is unavailable");
-        };
-    Publication x = statement("X", false, xTable);
-    write(x, "X", "p=1", "p=2");
-    assertThatThrownBy(() -> x.publish(memory, Set.of("p=1", "p=2")))
-        .isInstanceOf(IOException.class);
-    x.discardUnpublished(memory);
+    twoStepPublicationFailingBetweenItsCalls();
     // p=2 was added at its empty directory; p=1 was never switched.
     assertThat(catalog.partitions.get("p=2"))
         .isEqualTo(location(Generations.emptyDir("X", "p=2").replaceAll("/$", "")));
@@ -295,16 +303,7 @@ class PublicationFaultsTest {
   void aPlaceholdersEmptyDirectoryStaysForTheGraceOfTheStatementThatFillsItsPartition()
       throws Exception {
     preModePartition("p=1");
-    TestCatalog.Table xTable = catalog.table();
-    xTable.onRelocate =
-        (locations, apply) -> {
-          throw new IOException("alter_partitions: MetaException: the metastore is unavailable");
-        };
-    Publication x = statement("X", false, xTable);
-    write(x, "X", "p=1", "p=2");
-    assertThatThrownBy(() -> x.publish(memory, Set.of("p=1", "p=2")))
-        .isInstanceOf(IOException.class);
-    x.discardUnpublished(memory);
+    twoStepPublicationFailingBetweenItsCalls();
     String marker = key(Generations.emptyDir("X", "p=2"));
     timePassesWithCleanups(2);
     memory.advanceClock(GRACE + LEASE + 1);
@@ -366,16 +365,7 @@ class PublicationFaultsTest {
   @Test
   void aPlaceholderNamedByTheTableCostsNoScanOfTheMetastoreInLaterPasses() throws Exception {
     preModePartition("p=1");
-    TestCatalog.Table xTable = catalog.table();
-    xTable.onRelocate =
-        (locations, apply) -> {
-          throw new IOException("alter_partitions: MetaException: the metastore is unavailable");
-        };
-    Publication x = statement("X", false, xTable);
-    write(x, "X", "p=1", "p=2");
-    assertThatThrownBy(() -> x.publish(memory, Set.of("p=1", "p=2")))
-        .isInstanceOf(IOException.class);
-    x.discardUnpublished(memory);
+    twoStepPublicationFailingBetweenItsCalls();
     timePassesWithCleanups(3);
     // The placeholder's directory is the table's: whoever fills p=2 records it.
     assertThat(memory.keys()).doesNotContain(Generations.retiredKey(ROOT_DEST, "X"));
