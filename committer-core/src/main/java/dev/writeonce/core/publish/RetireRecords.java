@@ -94,16 +94,7 @@ final class RetireRecords {
       if (first && etag != null) {
         throw new IllegalStateException(runId + ": claimed after its record moved past its claim");
       }
-      next =
-          new RetireRecord(
-              runId,
-              table.name(),
-              RetireRecord.State.CLAIMED,
-              List.of(),
-              List.of(),
-              leaseMillis,
-              first ? 0 : claim.renewal() + 1,
-              graceMillis);
+      next = claimRecord(leaseMillis, first ? 0 : claim.renewal() + 1);
     }
     writeRecord(store, next);
     synchronized (mutex) {
@@ -117,6 +108,19 @@ final class RetireRecords {
     }
   }
 
+  /** The claim's record at its {@code renewal}-th write. */
+  private RetireRecord claimRecord(long leaseMillis, long renewal) {
+    return new RetireRecord(
+        runId,
+        table.name(),
+        RetireRecord.State.CLAIMED,
+        List.of(),
+        List.of(),
+        leaseMillis,
+        renewal,
+        graceMillis);
+  }
+
   /** Rewrites the claim, as long as this run still holds it; a failure is only logged. */
   private void renewClaim(StoreGateway store) {
     RetireRecord next;
@@ -124,16 +128,7 @@ final class RetireRecords {
       if (claim == null || claimLost) {
         return;
       }
-      next =
-          new RetireRecord(
-              runId,
-              table.name(),
-              RetireRecord.State.CLAIMED,
-              List.of(),
-              List.of(),
-              claim.leaseMillis(),
-              claim.renewal() + 1,
-              graceMillis);
+      next = claimRecord(claim.leaseMillis(), claim.renewal() + 1);
     }
     try {
       writeRecord(store, next);
