@@ -38,6 +38,7 @@ import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
 import org.apache.hadoop.hive.metastore.api.Partition;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -243,6 +244,132 @@ class HivePublishIT implements StoreLifecycle {
     runs.removeIf(run -> run.isEmpty() || run.startsWith("_"));
     assertThat(runs).as("generations left").hasSize(2);
     assertThat(new BucketView(store, bucket).keys(prefix + "_generations/_retired/")).hasSize(1);
+    assertThat(new BucketView(store, bucket).openUploadsUnder(prefix)).isEmpty();
+  }
+
+  /**
+   * Two sessions append to one partition at once: the first to copy the partition pauses before its
+   * metastore call, so without the table's publication lock the other would copy the same files and
+   * its call would drop the first statement's rows.
+   */
+  @Test
+  void twoAppendsToOnePartitionAtOnceFromTwoSessionsKeepEveryRowOfBoth() throws Exception {
+    String table = "pub.together";
+    hive.execute("CREATE TABLE " + table + " (v INT) PARTITIONED BY (p INT)");
+    hive.conf().set(Publication.MODE, "metastore");
+    hive.execute("INSERT INTO " + table + " PARTITION (p=0) VALUES (1)");
+    java.util.concurrent.atomic.AtomicBoolean paused =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    Publication.stepHook =
+        step -> {
+          if (step.equals("copied") && paused.compareAndSet(false, true)) {
+            try {
+              Thread.sleep(2_000);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        };
+    List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<Thread> sessions = new ArrayList<>();
+    for (String rows : List.of("(2), (3)", "(4), (5), (6)")) {
+      Thread session =
+          new Thread(
+              () -> {
+                try {
+                  hive.executeInNewSession(
+                      "INSERT INTO " + table + " PARTITION (p=0) VALUES " + rows,
+                      Map.of(Publication.MODE, "metastore"));
+                } catch (Throwable e) {
+                  failures.add(e);
+                }
+              });
+      session.start();
+      sessions.add(session);
+    }
+    for (Thread session : sessions) {
+      session.join(300_000);
+    }
+    assertThat(failures).isEmpty();
+    assertThat(paused).isTrue();
+    assertThat(read(table)).isEqualTo(Map.of("p=0", 6L));
+  }
+
+  /**
+   * A statement's lease lapses between its copy and its metastore call (its renewals held back, as
+   * in a frozen HiveServer2); another session's append takes the lock over and publishes. The first
+   * fails, the winner's rows stay, and nothing of the loser's is left.
+   */
+  @Test
+  void aStatementWhoseLeaseLapsesMidStatementFailsAndTheWinnersRowsStay() throws Exception {
+    String table = "pub.lapsed";
+    String prefix = "warehouse/lapsed/";
+    hive.execute("CREATE TABLE " + table + " (v INT) PARTITIONED BY (p INT)");
+    hive.conf().set(Publication.MODE, "metastore");
+    hive.conf().set(Publication.GRACE, "0s");
+    hive.execute("INSERT INTO " + table + " PARTITION (p=0) VALUES (1)");
+    Map<String, String> session =
+        Map.of(
+            Publication.MODE,
+            "metastore",
+            Publication.GRACE,
+            "0s",
+            dev.writeonce.core.config.CommitterConfig.JOB_LEASE,
+            "2s");
+    java.util.concurrent.atomic.AtomicBoolean paused =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    List<Throwable> winnerFailure = java.util.Collections.synchronizedList(new ArrayList<>());
+    Publication.stepHook =
+        step -> {
+          if (!step.equals("copied") || !paused.compareAndSet(false, true)) {
+            return;
+          }
+          dev.writeonce.core.lease.LeaseLock.renewalsHeldBack = holder -> true;
+          Thread winner =
+              new Thread(
+                  () -> {
+                    try {
+                      hive.executeInNewSession(
+                          "INSERT INTO " + table + " PARTITION (p=0) VALUES (20), (21)", session);
+                    } catch (Throwable e) {
+                      winnerFailure.add(e);
+                    }
+                  });
+          winner.start();
+          try {
+            winner.join(300_000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } finally {
+            dev.writeonce.core.lease.LeaseLock.renewalsHeldBack = holder -> false;
+          }
+        };
+    try {
+      List<Throwable> loserFailure = java.util.Collections.synchronizedList(new ArrayList<>());
+      Thread loser =
+          new Thread(
+              () -> {
+                try {
+                  hive.executeInNewSession(
+                      "INSERT INTO " + table + " PARTITION (p=0) VALUES (10)", session);
+                } catch (Throwable e) {
+                  loserFailure.add(e);
+                }
+              });
+      loser.start();
+      loser.join(300_000);
+      assertThat(paused).isTrue();
+      assertThat(winnerFailure).isEmpty();
+      assertThat(loserFailure).hasSize(1);
+      assertThat(read(table)).isEqualTo(Map.of("p=0", 3L));
+    } finally {
+      Publication.stepHook = any -> {};
+      dev.writeonce.core.lease.LeaseLock.renewalsHeldBack = holder -> false;
+    }
+    // Grace 0: the next statement removes what is due; nothing but named generations and their
+    // records is left, and no upload stays open.
+    hive.execute("INSERT INTO " + table + " PARTITION (p=1) VALUES (30)");
+    assertThat(dataKeysOutside(prefix, partitionLocations(table).values())).isEmpty();
     assertThat(new BucketView(store, bucket).openUploadsUnder(prefix)).isEmpty();
   }
 
