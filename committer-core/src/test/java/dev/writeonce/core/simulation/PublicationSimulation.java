@@ -634,11 +634,7 @@ final class PublicationSimulation {
                 throw new IOException("AlreadyExistsException: partition " + fragment);
               }
             }
-            Map<String, URI> next = new TreeMap<>(metastore.table.partitions);
-            next.putAll(added);
-            metastore.table.partitions = next;
-            metastore.changed();
-            landed(run, added, false);
+            apply(run, added, false);
           });
     }
 
@@ -650,11 +646,7 @@ final class PublicationSimulation {
             if (!metastore.table.partitions.keySet().containsAll(moved.keySet())) {
               throw new IOException("InvalidOperationException: no partition among " + moved);
             }
-            Map<String, URI> next = new TreeMap<>(metastore.table.partitions);
-            next.putAll(moved);
-            metastore.table.partitions = next;
-            metastore.changed();
-            landed(run, moved, true);
+            apply(run, moved, true);
           });
     }
 
@@ -722,6 +714,15 @@ final class PublicationSimulation {
   }
 
   /** The model: what readers must see once a statement's call lands. */
+  /** A metastore call of a run that landed: the partitions' new locations, as the call set them. */
+  private void apply(StatementRun run, Map<String, URI> locations, boolean existing) {
+    Map<String, URI> next = new TreeMap<>(metastore.table.partitions);
+    next.putAll(locations);
+    metastore.table.partitions = next;
+    metastore.changed();
+    landed(run, locations, existing);
+  }
+
   private void landed(StatementRun run, Map<String, URI> locations, boolean existing) {
     Map<String, List<String>> next = new TreeMap<>(expected);
     for (Map.Entry<String, URI> entry : locations.entrySet()) {
@@ -1041,11 +1042,7 @@ final class PublicationSimulation {
     @Override
     public void addPartitions(Map<String, URI> added) {
       synchronized (PublicationSimulation.this) {
-        Map<String, URI> next = new TreeMap<>(metastore.table.partitions);
-        next.putAll(added);
-        metastore.table.partitions = next;
-        metastore.changed();
-        landed(run, added, false);
+        apply(run, added, false);
       }
       check(run.run() + " after add_partitions");
     }
@@ -1053,11 +1050,7 @@ final class PublicationSimulation {
     @Override
     public void relocatePartitions(Map<String, URI> moved) {
       synchronized (PublicationSimulation.this) {
-        Map<String, URI> next = new TreeMap<>(metastore.table.partitions);
-        next.putAll(moved);
-        metastore.table.partitions = next;
-        metastore.changed();
-        landed(run, moved, true);
+        apply(run, moved, true);
       }
       check(run.run() + " after alter_partitions");
     }
