@@ -8,7 +8,7 @@
 # Usage: mvn -B install -DskipTests && scripts/test-previous-line.sh [MAVEN OPTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec mvn -B verify -Pprevious-line -Dwriteonce.previous-line -pl minio-tests,spark-tests,hive-tests \
+exec mvn -B verify -Pprevious-line -Dwriteonce.previous-line -pl integration-tests,spark-tests,hive-tests \
   -Dit.stores=minio \
   -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
   -Dit.test='DirectoryCommitterIT,MagicCommitterIT,PartitionedCommitterIT,RenameShimIT,SparkCommitIT,SparkShimIT,HiveShimIT,HivePublishIT' \

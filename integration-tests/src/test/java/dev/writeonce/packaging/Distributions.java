@@ -5,7 +5,7 @@ import java.nio.file.Path;
 
 /**
  * The built bundles, module jars and operator tarball, copied into {@code target/dist} by the build
- * (minio-tests' pom) before the integration suites run.
+ * (integration-tests' pom) before the integration suites run.
  */
 final class Distributions {
 

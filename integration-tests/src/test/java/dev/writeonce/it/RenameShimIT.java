@@ -240,7 +240,7 @@ class RenameShimIT {
     }
     Path report =
         Path.of(System.getProperty("writeonce.project.root", ".."))
-            .resolve("minio-tests/target/rename-shim-" + store().name() + ".md");
+            .resolve("integration-tests/target/rename-shim-" + store().name() + ".md");
     Files.createDirectories(report.getParent());
     Files.writeString(report, table);
     LOG.info("rename shim comparison, written to {}:\n{}", report, table);

@@ -129,7 +129,7 @@ class OperatorDistributionIT {
                       || name.startsWith("hive-")
                       || name.startsWith("junit")
                       || name.startsWith("testcontainers")
-                      || name.startsWith("minio-tests"));
+                      || name.startsWith("integration-tests"));
     }
     return home;
   }

@@ -38,7 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <pre>
  * mvn -B install -DskipTests
- * mvn -B verify -pl minio-tests -Dit.stores=minio -Dit.test=MagicCommitterBenchmark
+ * mvn -B verify -pl integration-tests -Dit.stores=minio -Dit.test=MagicCommitterBenchmark
  * </pre>
  */
 class MagicCommitterBenchmark {
@@ -222,7 +222,7 @@ class MagicCommitterBenchmark {
         .append(LocalDate.now())
         .append(". Made by `MagicCommitterBenchmark`:\n\n```\nmvn -B install -DskipTests\n")
         .append(
-            "mvn -B verify -pl minio-tests -Dit.stores=minio -Dit.test=MagicCommitterBenchmark\n```\n");
+            "mvn -B verify -pl integration-tests -Dit.stores=minio -Dit.test=MagicCommitterBenchmark\n```\n");
     Path docs = Path.of(System.getProperty("writeonce.project.root", ".."), "docs", "benchmarks");
     Files.createDirectories(docs);
     Files.writeString(docs.resolve("magic-committer.md"), md.toString());

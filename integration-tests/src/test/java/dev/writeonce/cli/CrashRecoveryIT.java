@@ -233,7 +233,7 @@ class CrashRecoveryIT implements StoreLifecycle {
   public void stopOn(TestStore store) throws Exception {
     Path report =
         Path.of(System.getProperty("writeonce.project.root", ".."))
-            .resolve("minio-tests/target/crash-matrix-" + store().name() + ".md");
+            .resolve("integration-tests/target/crash-matrix-" + store().name() + ".md");
     Files.createDirectories(report.getParent());
     Files.writeString(
         report,
