@@ -22,6 +22,7 @@ final class Deletes {
   private final StoreGateway gateway;
   private final PendingRecords records;
   private final KnownKeys known;
+  private final SeenListings seen;
   private final ShimMisses misses;
   private final Predicate<String> temporary;
   private final ShimStatistics counters;
@@ -32,6 +33,7 @@ final class Deletes {
       StoreGateway gateway,
       PendingRecords records,
       KnownKeys known,
+      SeenListings seen,
       ShimMisses misses,
       Predicate<String> temporary,
       ShimStatistics counters,
@@ -40,6 +42,7 @@ final class Deletes {
     this.gateway = gateway;
     this.records = records;
     this.known = known;
+    this.seen = seen;
     this.misses = misses;
     this.temporary = temporary;
     this.counters = counters;
@@ -61,7 +64,7 @@ final class Deletes {
       records.delete(records.storedKeys(key, remembered.get()));
       return true;
     }
-    List<ObjectInfo> under = listAsSeen(key);
+    List<ObjectInfo> under = seen.objects(key);
     if (under.isEmpty()) {
       Optional<PendingRecords.Found> found = records.find(key);
       if (found.isPresent() && found.get().isRecord()) {
@@ -79,15 +82,6 @@ final class Deletes {
     List<String> keys = abortRecordsUnder(under);
     records.delete(keys);
     return true;
-  }
-
-  /**
-   * What a temporary directory holds as this JVM sees it: the store's objects, but the records of
-   * files moved out of it in this JVM's view only (they stay until those files go), and with the
-   * files moved into it.
-   */
-  private List<ObjectInfo> listAsSeen(String key) throws IOException {
-    return known.asSeen(key, gateway.listObjects(key + "/"));
   }
 
   /**

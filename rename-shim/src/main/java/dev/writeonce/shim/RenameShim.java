@@ -78,6 +78,7 @@ final class RenameShim {
   private final Statuses statuses;
   private final Renames renames;
   private final Deletes deletes;
+  private final SeenListings seen;
   private final Map<String, Long> tooLarge = new ConcurrentHashMap<>();
   private final long windowNanos;
 
@@ -122,10 +123,22 @@ final class RenameShim {
     ShimMisses misses = new ShimMisses(gateway, shim.rules(), gateway.storeClock());
     records = new PendingRecords(gateway, known, counters, env.wallClock());
     statuses = new Statuses(s3a, gateway, records, known);
+    seen = new SeenListings(s3a, gateway, known, statuses);
     renames =
         new Renames(
-            gateway, shim, this::temporary, records, known, queue, misses, counters, threads, s3a);
-    deletes = new Deletes(gateway, records, known, misses, this::temporary, counters, threads, s3a);
+            gateway,
+            shim,
+            this::temporary,
+            records,
+            known,
+            seen,
+            queue,
+            misses,
+            counters,
+            threads,
+            s3a);
+    deletes =
+        new Deletes(gateway, records, known, seen, misses, this::temporary, counters, threads, s3a);
   }
 
   boolean temporary(String key) {
@@ -349,7 +362,7 @@ final class RenameShim {
         children = known.children(key); // a task attempt's own directory, known without a LIST
       }
       FileStatus[] listed =
-          children.isPresent() ? statuses.listed(children.get()) : listAsSeen(path, key);
+          children.isPresent() ? statuses.listed(children.get()) : seen.children(path, key);
       if (listed.length > 0) {
         prepareMerge(key, children.map(KnownKeys.Children::directories).orElse(List.<String>of()));
       }
@@ -357,56 +370,15 @@ final class RenameShim {
     }
   }
 
-  /**
-   * S3A's listing of a temporary directory as this JVM sees it: without the records of files moved
-   * in its view only, with the files moved into the directory.
-   */
-  private FileStatus[] listAsSeen(Path path, String key) throws IOException {
-    List<ObjectInfo> moved = known.movedInViewUnder(key);
-    FileStatus[] listed;
-    try {
-      listed = s3a.listStatus(path);
-    } catch (FileNotFoundException e) {
-      if (moved.isEmpty()) {
-        throw e;
-      }
-      listed = new FileStatus[0];
-    }
-    if (moved.isEmpty() && !known.anyMovedInView()) {
-      return listed;
-    }
-    List<FileStatus> seen = new ArrayList<>();
-    java.util.Set<Path> paths = new java.util.HashSet<>();
-    for (FileStatus status : listed) {
-      if (!known.holdsRecordMovedInView(s3a.keyOf(status.getPath()))) {
-        seen.add(status);
-        paths.add(status.getPath());
-      }
-    }
-    List<ObjectInfo> files = new ArrayList<>();
-    List<String> directories = new ArrayList<>();
-    String prefix = ShimNames.prefixOf(key);
-    for (ObjectInfo file : moved) {
-      String rest = file.key().substring(prefix.length());
-      int slash = rest.indexOf('/');
-      if (slash < 0) {
-        files.add(file);
-      } else {
-        directories.add(prefix + rest.substring(0, slash));
-      }
-    }
-    for (FileStatus status :
-        statuses.listed(
-            new KnownKeys.Children(files, List.copyOf(new java.util.TreeSet<>(directories))))) {
-      if (paths.add(status.getPath())) {
-        seen.add(status);
-      }
-    }
-    return seen.toArray(new FileStatus[0]);
-  }
-
   RemoteIterator<FileStatus> listStatusIterator(Path path) throws IOException {
-    try (Operation op = enter(Operation.Kind.READ, s3a.keyOf(path))) {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.READ, key)) {
+      if (seen.differ(key, this::temporary)) {
+        return SeenListings.iterator(
+            List.of(
+                statuses.resolveAll(
+                    seen.children(path, key), this::temporary, threads, "listing " + path)));
+      }
       RemoteIterator<FileStatus> listed = s3a.listStatusIterator(path);
       return shim.enabled()
           ? Statuses.mapped(listed, status -> statuses.resolve(status, this::temporary))
@@ -415,15 +387,39 @@ final class RenameShim {
   }
 
   RemoteIterator<LocatedFileStatus> listFiles(Path path, boolean recursive) throws IOException {
-    try (Operation op = enter(Operation.Kind.READ, s3a.keyOf(path))) {
-      return located(s3a.listFiles(path, recursive));
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.READ, key)) {
+      return filesAsSeen(path, key, recursive);
     }
   }
 
+  private RemoteIterator<LocatedFileStatus> filesAsSeen(Path path, String key, boolean recursive)
+      throws IOException {
+    if (!seen.differ(key, this::temporary)) {
+      return located(s3a.listFiles(path, recursive));
+    }
+    return locatedAsSeen(seen.files(path, key, recursive), "listing files under " + path);
+  }
+
   RemoteIterator<LocatedFileStatus> listLocatedStatus(Path path) throws IOException {
-    try (Operation op = enter(Operation.Kind.READ, s3a.keyOf(path))) {
+    String key = s3a.keyOf(path);
+    try (Operation op = enter(Operation.Kind.READ, key)) {
+      if (seen.differ(key, this::temporary)) {
+        return locatedAsSeen(List.of(seen.children(path, key)), "listing " + path);
+      }
       return located(s3a.listLocatedStatus(path));
     }
+  }
+
+  private RemoteIterator<LocatedFileStatus> locatedAsSeen(List<FileStatus> listed, String what)
+      throws IOException {
+    FileStatus[] resolved =
+        statuses.resolveAll(listed.toArray(new FileStatus[0]), this::temporary, threads, what);
+    List<LocatedFileStatus> located = new ArrayList<>(resolved.length);
+    for (FileStatus status : resolved) {
+      located.add(seen.located(status));
+    }
+    return SeenListings.iterator(located);
   }
 
   private RemoteIterator<LocatedFileStatus> located(RemoteIterator<LocatedFileStatus> listed) {
@@ -438,7 +434,7 @@ final class RenameShim {
       if (!temporary(key)) {
         return s3a.getContentSummary(path);
       }
-      return statuses.summaryOf(status(path, key), located(s3a.listFiles(path, true)));
+      return statuses.summaryOf(status(path, key), filesAsSeen(path, key, true));
     }
   }
 

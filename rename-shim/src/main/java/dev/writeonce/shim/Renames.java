@@ -37,6 +37,7 @@ final class Renames {
   private final Predicate<String> temporary;
   private final PendingRecords records;
   private final KnownKeys known;
+  private final SeenListings seen;
   private final CompletionQueue queue;
   private final ShimMisses misses;
   private final ShimStatistics counters;
@@ -53,6 +54,7 @@ final class Renames {
       Predicate<String> temporary,
       PendingRecords records,
       KnownKeys known,
+      SeenListings seen,
       CompletionQueue queue,
       ShimMisses misses,
       ShimStatistics counters,
@@ -64,6 +66,7 @@ final class Renames {
     this.temporary = temporary;
     this.records = records;
     this.known = known;
+    this.seen = seen;
     this.queue = queue;
     this.misses = misses;
     this.counters = counters;
@@ -84,7 +87,7 @@ final class Renames {
     List<ObjectInfo> under = List.of();
     if (file == null) {
       Optional<List<ObjectInfo>> listed = op.objectsUnder(srcKey);
-      under = listed.isPresent() ? listed.get() : listAsSeen(srcKey);
+      under = listed.isPresent() ? listed.get() : seen.objects(srcKey);
       if (under.isEmpty()) {
         Optional<PendingRecords.Found> found = records.find(srcKey);
         if (found.isEmpty()) {
@@ -277,10 +280,6 @@ final class Renames {
 
   private List<String> recordKeys(String fileKey, PendingFile file) {
     return records.storedKeys(fileKey, file);
-  }
-
-  private List<ObjectInfo> listAsSeen(String directoryKey) throws IOException {
-    return known.asSeen(directoryKey, gateway.listObjects(directoryKey + "/"));
   }
 
   /** When the rename moved the last files of a round: the merge's own barrier. */

@@ -16,8 +16,10 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapreduce.JobContext;
 import org.apache.hadoop.mapreduce.JobID;
@@ -197,12 +199,102 @@ class SparkShapesCostTest {
     assertThat(store.objects(BUCKET, "out/part=3/")).hasSize(TASKS);
   }
 
+  /**
+   * Between the job commit and Spark's renames the staged files exist in this JVM's view only:
+   * every listing call of the file system must show the same directory, whichever a caller uses.
+   */
+  @Test
+  void everyListingCallShowsTheSameStagingDirectoryWhileFilesAreMovedInViewOnly() throws Exception {
+    Path staging = new Path("s3a://" + BUCKET + "/out/.spark-staging-6f1c2d3e");
+    List<String> checked = new ArrayList<>();
+    dynamicPartitionOverwrite(
+        false,
+        fs -> {
+          for (Path directory : List.of(staging, new Path(staging, "part=0"))) {
+            Map<String, Long> listed = entries(fs.listStatus(directory));
+            assertThat(entries(toArray(fs.listStatusIterator(directory))))
+                .as("listStatusIterator of %s", directory)
+                .isEqualTo(listed);
+            assertThat(entries(toArray(fs.listLocatedStatus(directory))))
+                .as("listLocatedStatus of %s", directory)
+                .isEqualTo(listed);
+            Map<String, Long> files = new TreeMap<>(listed);
+            files.values().removeIf(length -> length < 0);
+            assertThat(entries(toArray(fs.listFiles(directory, false))))
+                .as("listFiles of %s", directory)
+                .isEqualTo(files);
+            Map<String, Long> all = filesUnder(fs, directory);
+            assertThat(entries(toArray(fs.listFiles(directory, true))))
+                .as("listFiles of %s, recursive", directory)
+                .isEqualTo(all);
+            org.apache.hadoop.fs.ContentSummary summary = fs.getContentSummary(directory);
+            assertThat(summary.getFileCount())
+                .as("files under %s", directory)
+                .isEqualTo(all.size());
+            assertThat(summary.getLength())
+                .as("length under %s", directory)
+                .isEqualTo(all.values().stream().mapToLong(Long::longValue).sum());
+            checked.add(directory.getName());
+          }
+          Map<String, Long> partition = filesUnder(fs, new Path(staging, "part=0"));
+          assertThat(partition).hasSize(TASKS);
+          partition.forEach(
+              (file, length) ->
+                  assertThat(length)
+                      .as("the length written to %s", file)
+                      .isEqualTo(file.substring(file.lastIndexOf('/') + 1).length()));
+        });
+    assertThat(checked).hasSize(2);
+  }
+
+  /** Each listed path with its length, -1 for a directory. */
+  private static Map<String, Long> entries(FileStatus[] statuses) {
+    Map<String, Long> entries = new TreeMap<>();
+    for (FileStatus status : statuses) {
+      entries.put(status.getPath().toUri().getPath(), status.isDirectory() ? -1L : status.getLen());
+    }
+    return entries;
+  }
+
+  private static FileStatus[] toArray(RemoteIterator<? extends FileStatus> iterator)
+      throws IOException {
+    List<FileStatus> statuses = new ArrayList<>();
+    while (iterator.hasNext()) {
+      statuses.add(iterator.next());
+    }
+    return statuses.toArray(new FileStatus[0]);
+  }
+
+  /** The files under a directory, walked with listStatus. */
+  private static Map<String, Long> filesUnder(FileSystem fs, Path directory) throws IOException {
+    Map<String, Long> files = new TreeMap<>();
+    for (FileStatus status : fs.listStatus(directory)) {
+      if (status.isDirectory()) {
+        files.putAll(filesUnder(fs, status.getPath()));
+      } else {
+        files.put(status.getPath().toUri().getPath(), status.getLen());
+      }
+    }
+    return files;
+  }
+
   private static final int TASKS = 20;
   private static final List<String> PARTITIONS = List.of("part=0", "part=1", "part=2", "part=3");
 
   /** Spark's dynamic partition overwrite of 4 of 8 partitions; the requests it sent. */
   private Map<String, Long> dynamicPartitionOverwrite(boolean closeAfterJobCommit)
       throws Exception {
+    return dynamicPartitionOverwrite(closeAfterJobCommit, fs -> {});
+  }
+
+  /** Something done between the job commit and Spark's renames, through the file system. */
+  @FunctionalInterface
+  private interface AfterJobCommit {
+    void run(FileSystem fs) throws IOException;
+  }
+
+  private Map<String, Long> dynamicPartitionOverwrite(
+      boolean closeAfterJobCommit, AfterJobCommit afterJobCommit) throws Exception {
     Path output = new Path("s3a://" + BUCKET + "/out");
     // The table, written through the shim a moment before: its job commit's listings are fresh.
     JobConf first = job(output);
@@ -237,6 +329,7 @@ class SparkShapesCostTest {
     }
     // Spark's HadoopMapReduceCommitProtocol, after the job commit, for each partition written.
     FileSystem fs = output.getFileSystem(job);
+    afterJobCommit.run(fs);
     for (String partition : PARTITIONS) {
       Path finalPartition = new Path(output, partition);
       if (!fs.delete(finalPartition, true) && !fs.exists(finalPartition.getParent())) {
