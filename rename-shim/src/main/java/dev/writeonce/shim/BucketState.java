@@ -112,7 +112,7 @@ final class BucketState {
 
               @Override
               public void settled(String destinationKey, boolean landed) {
-                known.settlePromise(destinationKey, landed);
+                known.promiseEnded(destinationKey, landed);
               }
             },
             key.bucket());
@@ -152,12 +152,12 @@ final class BucketState {
     if (!operation.kind().changes) {
       return;
     }
-    KnownKeys.Outcome outcome = operation.outcome();
-    if (outcome.handedOver()) {
+    KnownKeys.Report report = operation.report();
+    if (report.handedOver()) {
       return;
     }
-    known.end(operation.keys(), outcome);
-    if (outcome.known()
+    known.end(operation.keys(), report);
+    if (report.isSucceeded()
         && (operation.kind() == Operation.Kind.DELETE || operation.kind() == Operation.Kind.MKDIRS)
         && operation.temporary(0)) {
       queue.temporaryTreeChanged(operation.keys().get(0));
@@ -165,7 +165,7 @@ final class BucketState {
   }
 
   /** A write handed over by its operation ended (its stream closed, or failed). */
-  void settle(List<String> keys, KnownKeys.Outcome outcome) {
+  void settle(List<String> keys, KnownKeys.Report outcome) {
     known.end(keys, outcome);
   }
 }

@@ -8,7 +8,7 @@ import java.util.List;
  * public operation of {@link RenameShimFileSystem} runs in. Entering waits for the queued
  * completions the call could observe or depends on ({@link CompletionQueue#barrier}) and, for a
  * call that changes keys, marks them changing in {@link KnownKeys}; closing applies what the call
- * reported it did ({@link #outcome}), or, when it did not report success, leaves its keys unknown.
+ * reported it did ({@link #report}), or, when it did not report success, leaves its keys unknown.
  */
 final class Operation implements AutoCloseable {
 
@@ -40,7 +40,7 @@ final class Operation implements AutoCloseable {
   private final Kind kind;
   private final List<String> keys;
   private final List<Boolean> temporary;
-  private final KnownKeys.Outcome outcome = new KnownKeys.Outcome();
+  private final KnownKeys.Report report = new KnownKeys.Report();
   private boolean closed;
 
   Operation(BucketState state, Kind kind, List<String> keys, List<Boolean> temporary) {
@@ -65,7 +65,7 @@ final class Operation implements AutoCloseable {
 
   /** What is known of a key, as this operation sees it: its own changes leave it known. */
   Known known(String key) {
-    return state.known.known(key, keys);
+    return state.known.answer(key, keys);
   }
 
   /** Every object under a directory, as this operation sees it ({@link KnownKeys#objectsUnder}). */
@@ -73,9 +73,9 @@ final class Operation implements AutoCloseable {
     return state.known.objectsUnder(key, keys);
   }
 
-  /** Where the call reports what it changed; see {@link KnownKeys.Outcome}. */
-  KnownKeys.Outcome outcome() {
-    return outcome;
+  /** Where the call reports what it changed; see {@link KnownKeys.Report}. */
+  KnownKeys.Report report() {
+    return report;
   }
 
   @Override

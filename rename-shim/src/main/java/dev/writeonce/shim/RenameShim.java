@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.hadoop.conf.Configuration;
@@ -79,7 +78,6 @@ final class RenameShim {
   private final Renames renames;
   private final Deletes deletes;
   private final SeenListings seen;
-  private final Map<String, Long> tooLarge = new ConcurrentHashMap<>();
   private final long windowNanos;
 
   RenameShim(
@@ -180,12 +178,12 @@ final class RenameShim {
                     progress)
                 : s3a.createNonRecursive(
                     path, permission, flags, bufferSize, replication, blockSize, progress);
-        op.outcome().handOver();
+        op.report().handOver();
         return s3a.stream(new SettlingOutputStream(out, settler(key, true)));
       }
       // No existence checks: a temporary path belongs to one task attempt.
       UploadOutputStream out = pendingFile(s3a.qualify(path).toString(), key, finalKey.get());
-      op.outcome().handOver();
+      op.report().handOver();
       counters.filesWritten.incrementAndGet();
       return s3a.stream(out);
     } finally {
@@ -202,7 +200,7 @@ final class RenameShim {
     AtomicBoolean settled = new AtomicBoolean();
     return succeeded -> {
       if (settled.compareAndSet(false, true)) {
-        KnownKeys.Outcome outcome = new KnownKeys.Outcome();
+        KnownKeys.Report outcome = new KnownKeys.Report();
         if (succeeded) {
           if (reportWrite) {
             outcome.wrote(key, null);
@@ -226,8 +224,8 @@ final class RenameShim {
       return s3a.ownCreateFile(path);
     }
     try (Operation op = enter(Operation.Kind.CREATE, key)) {
-      op.outcome().unsure(key);
-      op.outcome().succeeded();
+      op.report().unsure(key);
+      op.report().succeeded();
       return s3a.createFile(path);
     }
   }
@@ -236,8 +234,8 @@ final class RenameShim {
     String key = s3a.keyOf(dst);
     try (Operation op = enter(Operation.Kind.CREATE, key)) {
       s3a.copyFromLocalFile(delSrc, overwrite, src, dst);
-      op.outcome().unsure(key);
-      op.outcome().succeeded();
+      op.report().unsure(key);
+      op.report().succeeded();
     }
   }
 
@@ -250,8 +248,8 @@ final class RenameShim {
     try (Operation op = enter(Operation.Kind.MKDIRS, key)) {
       if (!temporary(key)) {
         boolean made = s3a.mkdirs(path, permission);
-        op.outcome().madeDirectory(key);
-        op.outcome().succeeded();
+        op.report().madeDirectory(key);
+        op.report().succeeded();
         return made;
       }
       if (known.record(key).isPresent()) {
@@ -259,8 +257,8 @@ final class RenameShim {
             "cannot create directory " + s3a.qualify(path) + ": it is a pending file");
       }
       gateway.putObject(key + "/", new byte[0], false);
-      op.outcome().madeDirectory(key);
-      op.outcome().succeeded();
+      op.report().madeDirectory(key);
+      op.report().succeeded();
       return true;
     }
   }
@@ -270,8 +268,8 @@ final class RenameShim {
     String key = stagingKey + "/" + LoadPlan.FILE_NAME;
     try (Operation op = enter(Operation.Kind.CREATE, key)) {
       HiveStaging.putLoadPlan(gateway, stagingKey, plan);
-      op.outcome().wrote(key, null);
-      op.outcome().succeeded();
+      op.report().wrote(key, null);
+      op.report().succeeded();
     }
   }
 
@@ -320,12 +318,12 @@ final class RenameShim {
         try {
           return statuses.statusOf(path, key);
         } catch (FileNotFoundException e) {
-          known.observedAbsent(ticket, key); // FileOutputCommitter's task commit renames there
+          ticket.reportAbsent(key); // FileOutputCommitter's task commit renames there
           throw e;
         }
       }
     }
-    Known what = known.known(key);
+    Known what = known.answer(key);
     if (what.isAbsent()) {
       counters.destinationChecksFromListing.incrementAndGet();
       throw new FileNotFoundException("No such file or directory: " + s3a.qualify(path));
@@ -338,7 +336,7 @@ final class RenameShim {
       try {
         return s3a.getFileStatus(path);
       } catch (FileNotFoundException e) {
-        known.observedAbsent(ticket, key);
+        ticket.reportAbsent(key);
         throw e;
       }
     }
@@ -491,7 +489,8 @@ final class RenameShim {
         && mergeInto.stream().allMatch(directory -> answersInside(directory, halfWindow))) {
       return;
     }
-    if (!subdirectories.isEmpty() && !foundTooLarge(destination.get())) {
+    if (!subdirectories.isEmpty()
+        && !known.foundTooLarge(destination.get(), TOO_LARGE_WINDOWS * windowNanos)) {
       if (known.listTree(
           gateway,
           destination.get(),
@@ -501,7 +500,7 @@ final class RenameShim {
           counters)) {
         return;
       }
-      tooLarge.put(destination.get(), env.nanoClock().getAsLong());
+      known.foundTooLarge(destination.get());
     }
     if (!known.listedWithin(destination.get(), halfWindow)) {
       known.listDirectory(gateway, destination.get(), MAX_CHILDREN, counters);
@@ -509,7 +508,7 @@ final class RenameShim {
     List<String> existing = new ArrayList<>();
     for (String below : mergeInto) {
       // One the destination's listing shows absent is moved whole: nothing checks inside it.
-      if (!known.known(below).isAbsent() && !known.listedWithin(below, halfWindow)) {
+      if (!known.answer(below).isAbsent() && !known.listedWithin(below, halfWindow)) {
         existing.add(below);
       }
     }
@@ -521,19 +520,7 @@ final class RenameShim {
   }
 
   private boolean answersInside(String directory, long ageNanos) {
-    return known.known(directory).isAbsent() || known.listedWithin(directory, ageNanos);
-  }
-
-  private boolean foundTooLarge(String directory) {
-    Long at = tooLarge.get(directory);
-    if (at == null) {
-      return false;
-    }
-    if (env.nanoClock().getAsLong() - at < TOO_LARGE_WINDOWS * windowNanos) {
-      return true;
-    }
-    tooLarge.remove(directory, at);
-    return false;
+    return known.answer(directory).isAbsent() || known.listedWithin(directory, ageNanos);
   }
 
   /** The name of the directory directly under the destination that holds the temporary key. */
@@ -621,12 +608,12 @@ final class RenameShim {
           for (Path path : paths) {
             String key = s3a.keyOf(path);
             if (refused.contains(path)) {
-              op.outcome().unsure(key);
+              op.report().unsure(key);
             } else {
-              op.outcome().removed(key);
+              op.report().removed(key);
             }
           }
-          op.outcome().succeeded();
+          op.report().succeeded();
           return failed;
         }
       }
@@ -696,10 +683,10 @@ final class RenameShim {
       }
       boolean renamed = s3a.rename(src, dst);
       if (renamed) {
-        op.outcome().removed(srcKey);
-        op.outcome().unsure(dstKey); // onto the key, or into it when it is a directory
+        op.report().removed(srcKey);
+        op.report().unsure(dstKey); // onto the key, or into it when it is a directory
       }
-      op.outcome().succeeded();
+      op.report().succeeded();
       return renamed;
     }
   }
@@ -710,9 +697,9 @@ final class RenameShim {
       boolean deleted =
           shim.enabled() ? deletes.delete(path, key, recursive) : s3a.delete(path, recursive);
       if (deleted) {
-        op.outcome().removed(key);
+        op.report().removed(key);
       }
-      op.outcome().succeeded();
+      op.report().succeeded();
       return deleted;
     }
   }

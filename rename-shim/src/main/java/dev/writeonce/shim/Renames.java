@@ -92,16 +92,16 @@ final class Renames {
         Optional<PendingRecords.Found> found = records.find(srcKey);
         if (found.isEmpty()) {
           LOG.debug("rename {} -> {}: source does not exist", src, dstKey);
-          op.outcome().succeeded();
+          op.report().succeeded();
           return false;
         }
         if (!found.get().isRecord()) {
           counters.plainRenames.incrementAndGet();
           boolean renamed = s3a.rename(s3a.pathOf(srcKey), s3a.pathOf(dstKey));
           if (renamed) {
-            op.outcome().removed(srcKey);
-            op.outcome().unsure(dstKey); // into an existing directory, or onto the key
-            op.outcome().succeeded();
+            op.report().removed(srcKey);
+            op.report().unsure(dstKey); // into an existing directory, or onto the key
+            op.report().succeeded();
           }
           return renamed;
         }
@@ -111,7 +111,7 @@ final class Renames {
     Optional<String> target = renameTarget(op, src, srcKey, dstKey);
     if (target.isEmpty()) {
       LOG.debug("rename {} -> {}: destination exists or lies inside the source", src, dstKey);
-      op.outcome().succeeded();
+      op.report().succeeded();
       return false;
     }
     List<String> moved = new ArrayList<>();
@@ -121,14 +121,14 @@ final class Renames {
         records.delete(recordKeys(srcKey, file));
       }
       moved.add(srcKey);
-      op.outcome().removed(srcKey);
-      op.outcome().wrote(target.get(), placed.object());
+      op.report().removed(srcKey);
+      op.report().wrote(target.get(), placed.object());
     } else {
       List<ObjectInfo> placed = renameDirectory(srcKey, under, target.get(), moved);
-      op.outcome().removed(srcKey);
-      op.outcome().tree(target.get(), placed);
+      op.report().removed(srcKey);
+      op.report().tree(target.get(), placed);
     }
-    op.outcome().succeeded();
+    op.report().succeeded();
     endOfRound(srcKey, moved);
     return true;
   }
@@ -201,7 +201,7 @@ final class Renames {
       if (queueable(srcKey)
           && isMergeOf(srcKey, targetKey)
           && ShimNames.isInSparkStaging(targetKey)
-          && known.canMoveVirtually()) {
+          && known.canMoveInView()) {
         // The job commit merges a committed task's file into Spark's staging directory of a
         // dynamic partition overwrite, which Spark's driver renames into place next, in this JVM:
         // the record stays where it is, and the file moves in this JVM's view only. Nowhere else:
@@ -210,7 +210,7 @@ final class Renames {
         Optional<ObjectInfo> stored = known.recordObject(srcKey);
         if (stored.isPresent()) {
           counters.recordsMovedInView.incrementAndGet();
-          return new Placed(known.moveVirtually(srcKey, targetKey, file, stored.get()), true);
+          return new Placed(known.moveInView(srcKey, targetKey, file, stored.get()), true);
         }
       }
       if (mayQueue && queueable(srcKey) && isMergeOf(srcKey, targetKey)) {

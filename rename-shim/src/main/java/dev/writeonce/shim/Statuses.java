@@ -59,7 +59,7 @@ final class Statuses {
    * knows, else from one LIST, and the record's GET for a file small enough to be one.
    */
   FileStatus statusOf(Path path, String key) throws IOException {
-    Known what = known.known(key);
+    Known what = known.answer(key);
     if (what.isFile() && what.record() != null) {
       return pendingStatus(path, what.record());
     }

@@ -38,9 +38,9 @@ class KnownKeysTest {
   }
 
   /** One operation of this JVM, as the bracket runs it. */
-  private void change(List<String> keys, java.util.function.Consumer<KnownKeys.Outcome> report) {
+  private void change(List<String> keys, java.util.function.Consumer<KnownKeys.Report> report) {
     known.begin(keys);
-    KnownKeys.Outcome outcome = new KnownKeys.Outcome();
+    KnownKeys.Report outcome = new KnownKeys.Report();
     report.accept(outcome);
     known.end(keys, outcome);
   }
@@ -53,11 +53,11 @@ class KnownKeysTest {
 
     assertThat(known.listDirectory(store, "out", 1000, counters)).isTrue();
 
-    assertThat(known.known("out/a").isFile()).isTrue();
-    assertThat(known.known("out/p=1").isDirectory()).isTrue();
-    assertThat(known.known("out/c").isAbsent()).isTrue();
-    assertThat(known.known("out/p=2/c").isAbsent()).as("below an absent child").isTrue();
-    assertThat(known.known("out/p=1/b").isUnknown())
+    assertThat(known.answer("out/a").isFile()).isTrue();
+    assertThat(known.answer("out/p=1").isDirectory()).isTrue();
+    assertThat(known.answer("out/c").isAbsent()).isTrue();
+    assertThat(known.answer("out/p=2/c").isAbsent()).as("below an absent child").isTrue();
+    assertThat(known.answer("out/p=1/b").isUnknown())
         .as("below a directory it shows, a delimited listing tells nothing")
         .isTrue();
     assertThat(store.counters().total() - before).as("one LIST").isEqualTo(1);
@@ -86,8 +86,8 @@ class KnownKeysTest {
             0);
     known.recordWritten(file, record, new ObjectInfo(file, 300, "e1", 0));
 
-    assertThat(known.known(file).record()).isEqualTo(record);
-    assertThat(known.known(attempt).isDirectory()).isTrue();
+    assertThat(known.answer(file).record()).isEqualTo(record);
+    assertThat(known.answer(attempt).isDirectory()).isTrue();
   }
 
   @Test
@@ -97,7 +97,7 @@ class KnownKeysTest {
     }
 
     assertThat(known.listDirectory(store, "out", 4, counters)).isFalse();
-    assertThat(known.known("out/g").isUnknown()).isTrue();
+    assertThat(known.answer("out/g").isUnknown()).isTrue();
   }
 
   @Test
@@ -106,9 +106,9 @@ class KnownKeysTest {
     known.listDirectory(store, "out", 1000, counters);
 
     advanceMillis(WINDOW_MILLIS - 1);
-    assertThat(known.known("out/b").isAbsent()).isTrue();
+    assertThat(known.answer("out/b").isAbsent()).isTrue();
     advanceMillis(1);
-    assertThat(known.known("out/b").isUnknown()).as("past the window").isTrue();
+    assertThat(known.answer("out/b").isUnknown()).as("past the window").isTrue();
   }
 
   @Test
@@ -129,8 +129,8 @@ class KnownKeysTest {
           outcome.succeeded();
         });
 
-    assertThat(known.known("out/b").isFile()).isTrue();
-    assertThat(known.known("out/a").isAbsent()).isTrue();
+    assertThat(known.answer("out/b").isFile()).isTrue();
+    assertThat(known.answer("out/a").isAbsent()).isTrue();
   }
 
   @Test
@@ -162,9 +162,9 @@ class KnownKeysTest {
 
     assertThat(known.listDirectory(racing, "out", 1000, counters)).isTrue();
 
-    assertThat(known.known("out/b").isFile()).as("written while the listing travelled").isTrue();
-    assertThat(known.known("out/old").isAbsent()).as("removed while it travelled").isTrue();
-    assertThat(known.known("out/a").isFile()).isTrue();
+    assertThat(known.answer("out/b").isFile()).as("written while the listing travelled").isTrue();
+    assertThat(known.answer("out/old").isAbsent()).as("removed while it travelled").isTrue();
+    assertThat(known.answer("out/a").isFile()).isTrue();
   }
 
   @Test
@@ -187,8 +187,8 @@ class KnownKeysTest {
 
     known.listDirectory(racing, "out", 1000, counters);
 
-    assertThat(known.known("out/p=1").isAbsent()).isTrue();
-    assertThat(known.known("out/p=1/a").isAbsent()).isTrue();
+    assertThat(known.answer("out/p=1").isAbsent()).isTrue();
+    assertThat(known.answer("out/p=1/a").isAbsent()).isTrue();
   }
 
   @Test
@@ -198,11 +198,11 @@ class KnownKeysTest {
     known.listDirectory(store, "out", 1000, counters);
 
     known.begin(List.of("out/b"));
-    assertThat(known.known("out/b").isUnknown()).as("changing").isTrue();
-    known.end(List.of("out/b"), new KnownKeys.Outcome()); // failed: no outcome reported
+    assertThat(known.answer("out/b").isUnknown()).as("changing").isTrue();
+    known.end(List.of("out/b"), new KnownKeys.Report()); // failed: no outcome reported
 
-    assertThat(known.known("out/b").isUnknown()).as("an unknown outcome").isTrue();
-    assertThat(known.known("out/c").isAbsent()).as("the rest of the listing stands").isTrue();
+    assertThat(known.answer("out/b").isUnknown()).as("an unknown outcome").isTrue();
+    assertThat(known.answer("out/c").isAbsent()).as("the rest of the listing stands").isTrue();
   }
 
   @Test
@@ -210,11 +210,11 @@ class KnownKeysTest {
     known.listDirectory(store, "out", 1000, counters);
 
     known.promise("out/p=1/a");
-    assertThat(known.known("out/p=1/a").isFile()).isTrue();
-    assertThat(known.known("out/p=1").isDirectory()).isTrue();
+    assertThat(known.answer("out/p=1/a").isFile()).isTrue();
+    assertThat(known.answer("out/p=1").isDirectory()).isTrue();
 
-    known.settlePromise("out/p=1/a", false);
-    assertThat(known.known("out/p=1/a").isUnknown()).isTrue();
+    known.promiseEnded("out/p=1/a", false);
+    assertThat(known.answer("out/p=1/a").isUnknown()).isTrue();
   }
 
   @Test
@@ -222,17 +222,17 @@ class KnownKeysTest {
     known.promise("out/a");
     known.listDirectory(store, "out", 1000, counters); // the store has nothing yet
 
-    known.settlePromise("out/a", true);
-    assertThat(known.known("out/a").isFile()).isTrue();
+    known.promiseEnded("out/a", true);
+    assertThat(known.answer("out/a").isFile()).isTrue();
   }
 
   @Test
   void theStoreReportingAKeyAbsentAnswersForTheWindowUnlessThisJvmChangedItSince()
       throws Exception {
     KnownKeys.Ticket first = known.onTheWire();
-    known.observedAbsent(first, "out/a");
+    first.reportAbsent("out/a");
     first.close();
-    assertThat(known.known("out/a").isAbsent()).isTrue();
+    assertThat(known.answer("out/a").isAbsent()).isTrue();
 
     KnownKeys.Ticket second = known.onTheWire();
     change(
@@ -241,9 +241,9 @@ class KnownKeysTest {
           outcome.wrote("out/b", null);
           outcome.succeeded();
         });
-    known.observedAbsent(second, "out/b");
+    second.reportAbsent("out/b");
     second.close();
-    assertThat(known.known("out/b").isFile()).as("written after the request was sent").isTrue();
+    assertThat(known.answer("out/b").isFile()).as("written after the request was sent").isTrue();
   }
 
   @Test
@@ -256,8 +256,8 @@ class KnownKeysTest {
         });
     advanceMillis(10 * WINDOW_MILLIS);
 
-    assertThat(known.known("out/a").isFile()).isTrue();
-    assertThat(known.known("out").isDirectory()).isTrue();
+    assertThat(known.answer("out/a").isFile()).isTrue();
+    assertThat(known.answer("out").isDirectory()).isTrue();
   }
 
   @Test
@@ -277,10 +277,10 @@ class KnownKeysTest {
           outcome.succeeded();
         });
 
-    assertThat(known.known("out/p=1").isDirectory()).isTrue();
-    assertThat(known.known("out/p=1/a").isFile()).isTrue();
-    assertThat(known.known("out/p=1/c").isAbsent()).as("nothing else is there").isTrue();
-    assertThat(known.known("out/p=1/q=2/c").isAbsent()).isTrue();
+    assertThat(known.answer("out/p=1").isDirectory()).isTrue();
+    assertThat(known.answer("out/p=1/a").isFile()).isTrue();
+    assertThat(known.answer("out/p=1/c").isAbsent()).as("nothing else is there").isTrue();
+    assertThat(known.answer("out/p=1/q=2/c").isAbsent()).isTrue();
   }
 
   @Test
@@ -292,11 +292,11 @@ class KnownKeysTest {
     assertThat(known.listTree(store, "out", 100, "_temporary", List.of("out/p=3"), counters))
         .isTrue();
 
-    assertThat(known.known("out/p=2/q=1/b").isFile()).isTrue();
-    assertThat(known.known("out/p=1/z").isAbsent()).isTrue();
-    assertThat(known.known("out/p=3/z").isAbsent()).isTrue();
-    assertThat(known.known("out/_temporary").isUnknown()).as("skipped, not listed").isTrue();
-    assertThat(known.known("out/_temporary/0/task_1/p=1/c").isUnknown()).isTrue();
+    assertThat(known.answer("out/p=2/q=1/b").isFile()).isTrue();
+    assertThat(known.answer("out/p=1/z").isAbsent()).isTrue();
+    assertThat(known.answer("out/p=3/z").isAbsent()).isTrue();
+    assertThat(known.answer("out/_temporary").isUnknown()).as("skipped, not listed").isTrue();
+    assertThat(known.answer("out/_temporary/0/task_1/p=1/c").isUnknown()).isTrue();
   }
 
   @Test
@@ -307,7 +307,7 @@ class KnownKeysTest {
     assertThat(known.record("out/_temporary/0/task_1/a")).contains(record);
     assertThat(known.record("out/_temporary/0/task_1/a", "e1")).contains(record);
     assertThat(known.record("out/_temporary/0/task_1/a", "other")).isEqualTo(Optional.empty());
-    assertThat(known.known("out/_temporary/0/task_1").isDirectory())
+    assertThat(known.answer("out/_temporary/0/task_1").isDirectory())
         .as("a directory holding a known record exists")
         .isTrue();
   }
@@ -325,7 +325,7 @@ class KnownKeysTest {
     }
 
     assertThat(known.entries()).isLessThanOrEqualTo(KnownKeys.MAX_ENTRIES);
-    assertThat(known.known("out/f0").isAbsent()).as("forgotten, never absent").isFalse();
-    assertThat(known.known("out/f" + (KnownKeys.MAX_ENTRIES + 9)).isFile()).isTrue();
+    assertThat(known.answer("out/f0").isAbsent()).as("forgotten, never absent").isFalse();
+    assertThat(known.answer("out/f" + (KnownKeys.MAX_ENTRIES + 9)).isFile()).isTrue();
   }
 }
