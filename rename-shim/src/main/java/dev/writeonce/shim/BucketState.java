@@ -160,7 +160,8 @@ final class BucketState {
     if (report.isSucceeded()
         && (operation.kind() == Operation.Kind.DELETE || operation.kind() == Operation.Kind.MKDIRS)
         && operation.temporary(0)) {
-      queue.temporaryTreeChanged(operation.keys().get(0));
+      queue.temporaryTreeChanged(
+          operation.keys().get(0), operation.kind() == Operation.Kind.DELETE);
     }
   }
 

@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -147,21 +148,11 @@ final class CompletionQueue {
     }
   }
 
-  /** One job commit's listing of its job attempt directory, and the files still to move. */
-  private static final class Round {
-    final Set<String> remaining;
-    final Set<String> roots = new HashSet<>();
-
-    Round(Collection<String> files) {
-      this.remaining = new HashSet<>(files);
-    }
-  }
-
   private final WorkerPool pool;
   private final Landing landing;
   private final String bucket;
   private final Map<String, Batch> batches = new LinkedHashMap<>();
-  private final Map<String, Round> rounds = new HashMap<>();
+  private final Map<String, MergeRound> rounds = new HashMap<>();
 
   CompletionQueue(WorkerPool pool, Landing landing, String bucket) {
     this.pool = pool;
@@ -174,26 +165,18 @@ final class CompletionQueue {
   /** A job commit listed its job attempt directory: these files are the ones it will move. */
   void startRound(String jobAttemptKey, Collection<String> files) {
     synchronized (this) {
-      rounds.put(jobAttemptKey, new Round(files));
+      rounds.put(jobAttemptKey, new MergeRound(jobAttemptKey, files));
     }
+  }
+
+  private synchronized MergeRound roundOf(String sourceKey) {
+    return ShimNames.jobAttemptOf(sourceKey).map(rounds::get).orElse(null);
   }
 
   /** Whether a rename of this temporary file may queue its completion: it is a round's. */
   boolean inRound(String sourceKey) {
-    String jobAttempt = ShimNames.jobAttemptOf(sourceKey).orElse(null);
-    if (jobAttempt == null) {
-      return false;
-    }
-    Round round;
-    synchronized (this) {
-      round = rounds.get(jobAttempt);
-    }
-    if (round == null) {
-      return false;
-    }
-    synchronized (round) {
-      return round.remaining.contains(sourceKey);
-    }
+    MergeRound round = roundOf(sourceKey);
+    return round != null && round.holds(sourceKey);
   }
 
   /**
@@ -203,29 +186,31 @@ final class CompletionQueue {
    */
   void moved(String jobAttemptKey, Collection<String> sourceKeys, ShimStatistics counters)
       throws IOException {
-    Round round;
+    MergeRound round;
     synchronized (this) {
       round = rounds.get(jobAttemptKey);
     }
     if (round == null) {
       return;
     }
-    List<String> roots;
-    synchronized (round) {
-      if (!round.remaining.removeAll(sourceKeys) || !round.remaining.isEmpty()) {
-        return;
-      }
-      roots = new ArrayList<>(round.roots);
+    Optional<List<String>> roots = round.moved(sourceKeys);
+    if (roots.isEmpty()) {
+      return;
     }
     synchronized (this) {
       rounds.remove(jobAttemptKey, round);
     }
-    for (String root : roots) {
+    for (String root : roots.get()) {
       Batch batch = batch(root);
       if (batch != null) {
         await(batch, Report.COMMITTING_SIDE, counters);
       }
     }
+  }
+
+  /** Rounds under way now; for tests. */
+  synchronized int rounds() {
+    return rounds.size();
   }
 
   // ---- queueing -----------------------------------------------------------------------------
@@ -245,19 +230,10 @@ final class CompletionQueue {
       ShimStatistics counters)
       throws IOException {
     String root = commonDirectory(sourceKey, destinationKey);
-    ShimNames.jobAttemptOf(sourceKey)
-        .ifPresent(
-            jobAttempt -> {
-              Round round;
-              synchronized (this) {
-                round = rounds.get(jobAttempt);
-              }
-              if (round != null) {
-                synchronized (round) {
-                  round.roots.add(root);
-                }
-              }
-            });
+    MergeRound round = roundOf(sourceKey);
+    if (round != null) {
+      round.queuedUnder(root);
+    }
     while (true) {
       Batch batch;
       synchronized (this) {
@@ -415,9 +391,15 @@ final class CompletionQueue {
   /**
    * After a delete or mkdirs of a temporary directory succeeded: a failed batch whose failure the
    * committing side was told ends once the temporary tree that held its files is gone (the job's
-   * abort) or set up again (a new job).
+   * abort) or set up again (a new job); a delete also ends the rounds of the job attempt
+   * directories it removed, whose files are gone with them.
    */
-  void temporaryTreeChanged(String key) {
+  void temporaryTreeChanged(String key, boolean deleted) {
+    if (deleted) {
+      synchronized (this) {
+        rounds.keySet().removeIf(jobAttempt -> ShimNames.isAtOrUnder(jobAttempt, key));
+      }
+    }
     for (Batch batch : batches()) {
       synchronized (batch) {
         if (batch.failure == null

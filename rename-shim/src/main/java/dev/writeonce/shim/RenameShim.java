@@ -546,11 +546,7 @@ final class RenameShim {
     if (merged.isPresent()) {
       return merged;
     }
-    String probe = "/part-00000";
-    Optional<String> finalKey = shim.rules().predictFinalKey(temporaryKey + probe);
-    return finalKey
-        .filter(key -> key.endsWith(probe) && key.length() > probe.length())
-        .map(key -> key.substring(0, key.length() - probe.length()));
+    return shim.rules().predictFinalDirectory(temporaryKey);
   }
 
   // ---- reading ------------------------------------------------------------------------------

@@ -139,6 +139,25 @@ public final class ShimRules {
     return Optional.of(current);
   }
 
+  /**
+   * The directory the files of a temporary directory go to: where the rules put a file directly in
+   * it. Rules remove temporary directories from a key and keep the file's name, so one name stands
+   * for all; the name used is one no rule or plain-file pattern singles out, and a prediction that
+   * does not keep it (a rule that renames files) predicts no directory.
+   */
+  public Optional<String> predictFinalDirectory(String directoryKey) {
+    String name = "/" + ANY_FILE_NAME;
+    if (plainFiles.matcher(ANY_FILE_NAME).matches()) {
+      return Optional.empty();
+    }
+    return predictFinalKey(directoryKey + name)
+        .filter(key -> key.endsWith(name) && key.length() > name.length())
+        .map(key -> key.substring(0, key.length() - name.length()));
+  }
+
+  /** A file name that stands for any in {@link #predictFinalDirectory}: an ordinary data file's. */
+  private static final String ANY_FILE_NAME = "part-00000";
+
   private Optional<String> applyOnce(String key) {
     for (Rule rule : rules) {
       Matcher matcher = rule.predict().matcher(key);

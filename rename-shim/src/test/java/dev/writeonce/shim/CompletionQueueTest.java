@@ -69,6 +69,18 @@ class CompletionQueueTest {
   }
 
   @Test
+  void aDeletedTemporaryTreeEndsTheRoundsOfItsJobAttempts() {
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+    queue.temporaryTreeChanged("out/_temporary", false);
+    assertThat(queue.inRound(TASK + "a")).as("a mkdirs leaves the round").isTrue();
+
+    queue.temporaryTreeChanged("out/_temporary", true);
+
+    assertThat(queue.inRound(TASK + "a")).as("the job's abort ends it").isFalse();
+    assertThat(queue.rounds()).isZero();
+  }
+
+  @Test
   void aFileOfTheRoundMayQueueAndAnyOtherMayNot() {
     queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
 
@@ -109,7 +121,7 @@ class CompletionQueueTest {
         .hasMessageContaining("out/a");
     // The committing side has been told: the next delete of the tree is the job's abort.
     queue.barrier(Operation.Kind.DELETE, "out/_temporary", true, counters);
-    queue.temporaryTreeChanged("out/_temporary");
+    queue.temporaryTreeChanged("out/_temporary", true);
     assertThat(queue.idle()).isTrue();
   }
 
@@ -130,7 +142,7 @@ class CompletionQueueTest {
     queue.barrier(Operation.Kind.CREATE, "elsewhere/_SUCCESS", false, counters);
 
     queue.barrier(Operation.Kind.DELETE, "out/_temporary", true, counters); // the abort
-    queue.temporaryTreeChanged("out/_temporary");
+    queue.temporaryTreeChanged("out/_temporary", true);
     queue.barrier(Operation.Kind.CREATE, "out/_SUCCESS", false, counters);
   }
 

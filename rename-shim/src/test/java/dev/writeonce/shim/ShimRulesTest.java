@@ -54,6 +54,20 @@ class ShimRulesTest {
   }
 
   @Test
+  void theDirectoryATemporaryDirectorysFilesGoToIsPredictedByTheRules() {
+    assertThat(rules.predictFinalDirectory("out/_temporary/0/task_202611220000_0001_m_000003/p=1"))
+        .contains("out/p=1");
+    assertThat(rules.predictFinalDirectory("out/.spark-staging-1/p=2")).contains("out/p=2");
+    assertThat(rules.predictFinalDirectory("out/.spark-staging-1"))
+        .as("the staging directory itself")
+        .contains("out");
+    assertThat(rules.predictFinalDirectory("out/_temporary/0"))
+        .as("no attempt directory: its files go nowhere known")
+        .isEmpty();
+    assertThat(rules.predictFinalDirectory("out/p=1")).as("not temporary").isEmpty();
+  }
+
+  @Test
   void plainFilesAndPathsOutsideTemporaryDirectoriesAreNotPredicted() {
     assertThat(
             rules.predictFinalKey("warehouse/t/.hive-staging_x-1/-ext-10000/_blob_manifest_file"))
