@@ -102,10 +102,10 @@ final class BenchCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   /** One row of the file-count CSV. */
-  record Row(int files, SparkWrites.Outcome outcome) {}
+  record Row(int files, SparkWrites.WriteCost outcome) {}
 
   /** A write of one of the shapes beside the file counts. */
-  record Shape(String name, SparkWrites.Outcome outcome) {}
+  record Shape(String name, SparkWrites.WriteCost outcome) {}
 
   @Override
   public Integer call() throws Exception {
@@ -123,7 +123,7 @@ final class BenchCommand implements Callable<Integer> {
     }
     Files.createDirectories(out);
     List<Row> rows = new ArrayList<>();
-    List<SparkWrites.Outcome> sorts = new ArrayList<>();
+    List<SparkWrites.WriteCost> sorts = new ArrayList<>();
     List<Shape> shapes = new ArrayList<>();
     String versions;
     try (SparkWrites writes = SparkWrites.start(console, tasks, storeOption.name)) {
@@ -184,7 +184,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         console.printf(Locale.ROOT, "%,d files through %s...%n", files, variant.name());
         console.flush();
-        SparkWrites.Outcome outcome = writes.write(variant, data, "part");
+        SparkWrites.WriteCost outcome = writes.write(variant, data, "part");
         console.printf(
             Locale.ROOT,
             "  %,d files, %.2f requests per file, job %.1f s, job commit %.2f s%n",
@@ -258,7 +258,7 @@ final class BenchCommand implements Callable<Integer> {
     return shapes;
   }
 
-  private static Shape shape(PrintWriter console, String name, SparkWrites.Outcome outcome) {
+  private static Shape shape(PrintWriter console, String name, SparkWrites.WriteCost outcome) {
     console.printf(
         Locale.ROOT,
         "  %,d files, %.2f requests per file, job %.1f s, job commit %.2f s: %s%n",
@@ -271,10 +271,10 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   /** Each variant on the TeraSort-like job, but Hadoop's directory committer. */
-  private List<SparkWrites.Outcome> sortRuns(
+  private List<SparkWrites.WriteCost> sortRuns(
       SparkWrites writes, List<SparkWrites.Variant> variants, PrintWriter console)
       throws Exception {
-    List<SparkWrites.Outcome> sorts = new ArrayList<>();
+    List<SparkWrites.WriteCost> sorts = new ArrayList<>();
     for (SparkWrites.Variant variant : variants) {
       if (variant.name().equals(SparkWrites.HADOOP_DIRECTORY)) {
         continue; // a staging committer like writeonce's directory committer; kept shorter
@@ -292,7 +292,7 @@ final class BenchCommand implements Callable<Integer> {
                   "concat(sha2(CAST(id * 7 AS STRING), 256), substr(sha2(CAST(id * 13 AS"
                       + " STRING), 256), 1, 26)) AS value")
               .sort("key");
-      SparkWrites.Outcome outcome = writes.write(variant, sorted);
+      SparkWrites.WriteCost outcome = writes.write(variant, sorted);
       console.printf(
           Locale.ROOT,
           "  %d files, job %.1f s, output commit %.2f s%n",
@@ -387,7 +387,7 @@ final class BenchCommand implements Callable<Integer> {
             "committer,files,requests,requests_per_file,copy,put,multipart,head_get,list,delete,"
                 + "bytes_in,data_bytes,job_s,task_commit_s,job_commit_s\n");
     for (Row row : rows) {
-      SparkWrites.Outcome o = row.outcome();
+      SparkWrites.WriteCost o = row.outcome();
       Traffic t = o.traffic();
       csv.append(
           String.format(
@@ -414,7 +414,7 @@ final class BenchCommand implements Callable<Integer> {
     Files.writeString(out.resolve(named("bench-files", "csv")), csv.toString());
   }
 
-  private void writeTerasortCsv(List<SparkWrites.Outcome> sorts) throws IOException {
+  private void writeTerasortCsv(List<SparkWrites.WriteCost> sorts) throws IOException {
     if (sorts.isEmpty()) {
       return;
     }
@@ -422,7 +422,7 @@ final class BenchCommand implements Callable<Integer> {
         new StringBuilder(
             "committer,rows,files,requests,copy,bytes_in,data_bytes,job_s,task_commit_s,"
                 + "job_commit_s,commit_s\n");
-    for (SparkWrites.Outcome o : sorts) {
+    for (SparkWrites.WriteCost o : sorts) {
       csv.append(
           String.format(
               Locale.ROOT,
@@ -450,7 +450,7 @@ final class BenchCommand implements Callable<Integer> {
     Charts commit =
         new Charts("Output-commit work (task commits + job commit)", "output files", "seconds");
     for (Row row : rows) {
-      SparkWrites.Outcome o = row.outcome();
+      SparkWrites.WriteCost o = row.outcome();
       requests.add(o.variant().name(), o.files(), o.requestsPerFile());
       jobCommit.add(o.variant().name(), o.files(), o.timings().jobCommitSeconds());
       commit.add(o.variant().name(), o.files(), o.timings().commitSeconds());

@@ -14,7 +14,7 @@ final class BenchReport {
   static String markdown(
       List<BenchCommand.Row> rows,
       List<BenchCommand.Shape> shapes,
-      List<SparkWrites.Outcome> sorts,
+      List<SparkWrites.WriteCost> sorts,
       String machine,
       String versions,
       String store,
@@ -64,7 +64,7 @@ final class BenchReport {
             + " task commits s | job commit s |\n");
     md.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (BenchCommand.Row row : rows) {
-      SparkWrites.Outcome o = row.outcome();
+      SparkWrites.WriteCost o = row.outcome();
       md.append(
           String.format(
               Locale.ROOT,
@@ -98,7 +98,7 @@ final class BenchReport {
     md.append("| shape | committer | files | requests/file | COPY | job s | job commit s |\n");
     md.append("|---|---|---:|---:|---:|---:|---:|\n");
     for (BenchCommand.Shape shape : shapes) {
-      SparkWrites.Outcome o = shape.outcome();
+      SparkWrites.WriteCost o = shape.outcome();
       md.append(
           String.format(
               Locale.ROOT,
@@ -115,7 +115,7 @@ final class BenchReport {
   }
 
   private static void sortSection(
-      StringBuilder md, List<SparkWrites.Outcome> sorts, BinaryOperator<String> named) {
+      StringBuilder md, List<SparkWrites.WriteCost> sorts, BinaryOperator<String> named) {
     md.append("## TeraSort-like job\n\n");
     md.append(
         "Rows of a 10-byte key and a 90-byte value, sorted by key (a range shuffle) and written"
@@ -126,7 +126,7 @@ final class BenchReport {
         "| committer | files | MiB data | MiB received | COPY | job s | task commits s | job"
             + " commit s | output commit s |\n");
     md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (SparkWrites.Outcome o : sorts) {
+    for (SparkWrites.WriteCost o : sorts) {
       md.append(
           String.format(
               Locale.ROOT,
@@ -145,7 +145,7 @@ final class BenchReport {
   }
 
   private static void countTargets(
-      StringBuilder md, List<BenchCommand.Row> rows, List<SparkWrites.Outcome> sorts) {
+      StringBuilder md, List<BenchCommand.Row> rows, List<SparkWrites.WriteCost> sorts) {
     for (String name : List.of(SparkWrites.WRITEONCE_DIRECTORY, SparkWrites.WRITEONCE_MAGIC)) {
       long copies =
           rows.stream()
@@ -181,9 +181,9 @@ final class BenchReport {
 
   private static void jobCommitTargets(StringBuilder md, List<BenchCommand.Row> rows) {
     int largest = rows.stream().mapToInt(BenchCommand.Row::files).max().orElse(0);
-    Optional<SparkWrites.Outcome> hadoopMagic = find(rows, SparkWrites.HADOOP_MAGIC, largest);
+    Optional<SparkWrites.WriteCost> hadoopMagic = find(rows, SparkWrites.HADOOP_MAGIC, largest);
     for (String name : List.of(SparkWrites.WRITEONCE_MAGIC, SparkWrites.WRITEONCE_DIRECTORY)) {
-      Optional<SparkWrites.Outcome> ours = find(rows, name, largest);
+      Optional<SparkWrites.WriteCost> ours = find(rows, name, largest);
       if (ours.isPresent() && hadoopMagic.isPresent()) {
         double ratio =
             ours.get().timings().jobCommitSeconds()
@@ -203,10 +203,10 @@ final class BenchReport {
     }
   }
 
-  private static void sortTargets(StringBuilder md, List<SparkWrites.Outcome> sorts) {
-    Optional<SparkWrites.Outcome> renaming =
+  private static void sortTargets(StringBuilder md, List<SparkWrites.WriteCost> sorts) {
+    Optional<SparkWrites.WriteCost> renaming =
         sorts.stream().filter(o -> o.variant().name().equals(SparkWrites.FOC_V1)).findFirst();
-    for (SparkWrites.Outcome o : sorts) {
+    for (SparkWrites.WriteCost o : sorts) {
       if (renaming.isEmpty() || !o.variant().name().startsWith("writeonce")) {
         continue;
       }
@@ -234,7 +234,7 @@ final class BenchReport {
     }
   }
 
-  private static Optional<SparkWrites.Outcome> find(
+  private static Optional<SparkWrites.WriteCost> find(
       List<BenchCommand.Row> rows, String name, int files) {
     return rows.stream()
         .filter(r -> r.files() == files && r.outcome().variant().name().equals(name))

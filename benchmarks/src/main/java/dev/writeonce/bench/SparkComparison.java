@@ -29,7 +29,7 @@ final class SparkComparison {
               .repartition(tasks)
               .cache();
       data.count();
-      List<SparkWrites.Outcome> outcomes = new ArrayList<>();
+      List<SparkWrites.WriteCost> outcomes = new ArrayList<>();
       for (SparkWrites.Variant variant : SparkWrites.variants()) {
         out.println("writing through " + variant.name() + "...");
         out.flush();
@@ -40,7 +40,7 @@ final class SparkComparison {
     }
   }
 
-  static void print(PrintWriter out, List<SparkWrites.Outcome> outcomes, int rows, int tasks) {
+  static void print(PrintWriter out, List<SparkWrites.WriteCost> outcomes, int rows, int tasks) {
     out.println();
     out.printf(
         Locale.ROOT,
@@ -67,7 +67,7 @@ final class SparkComparison {
         "job s",
         "commit s",
         "job cmt s");
-    for (SparkWrites.Outcome o : outcomes) {
+    for (SparkWrites.WriteCost o : outcomes) {
       printRow(out, o);
     }
     out.println();
@@ -81,7 +81,7 @@ final class SparkComparison {
     out.flush();
   }
 
-  private static void printRow(PrintWriter out, SparkWrites.Outcome o) {
+  private static void printRow(PrintWriter out, SparkWrites.WriteCost o) {
     Traffic t = o.traffic();
     long mpu =
         t.requests(S3Api.CREATE_MULTIPART_UPLOAD)

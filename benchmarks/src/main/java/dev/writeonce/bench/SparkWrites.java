@@ -42,7 +42,7 @@ final class SparkWrites implements AutoCloseable {
   }
 
   /** What one write cost. */
-  record Outcome(
+  record WriteCost(
       Variant variant,
       int files,
       long dataBytes,
@@ -228,7 +228,7 @@ final class SparkWrites implements AutoCloseable {
    *
    * @param partitionBy partition columns, none for an unpartitioned write
    */
-  Outcome write(Variant variant, Dataset<Row> data, String... partitionBy) throws IOException {
+  WriteCost write(Variant variant, Dataset<Row> data, String... partitionBy) throws IOException {
     String bucket = store.newBucket("bench");
     variant.settings().forEach((key, value) -> spark.conf().set(key, value));
     TimedCommitProtocol.time(variant.protocol());
@@ -251,7 +251,7 @@ final class SparkWrites implements AutoCloseable {
         bytes += view.size(key);
       }
     }
-    return new Outcome(variant, files, bytes, traffic, jobNanos, timings);
+    return new WriteCost(variant, files, bytes, traffic, jobNanos, timings);
   }
 
   /**
@@ -259,8 +259,8 @@ final class SparkWrites implements AutoCloseable {
    * then {@code overwrittenPartitions} of them replaced by the given data, through one variant into
    * a fresh bucket. Only the overwrite is measured.
    */
-  Outcome overwritePartitions(Variant variant, Dataset<Row> table, Dataset<Row> data, String column)
-      throws IOException {
+  WriteCost overwritePartitions(
+      Variant variant, Dataset<Row> table, Dataset<Row> data, String column) throws IOException {
     String bucket = store.newBucket("bench");
     variant.settings().forEach((key, value) -> spark.conf().set(key, value));
     String path = "s3a://" + bucket + "/out/";
@@ -287,7 +287,7 @@ final class SparkWrites implements AutoCloseable {
           bytes += view.size(key);
         }
       }
-      return new Outcome(variant, files, bytes, traffic, jobNanos, timings);
+      return new WriteCost(variant, files, bytes, traffic, jobNanos, timings);
     } finally {
       spark.conf().unset("spark.sql.sources.partitionOverwriteMode");
     }

@@ -16,7 +16,7 @@ class BenchReportTest {
 
   @TempDir Path dir;
 
-  private static SparkWrites.Outcome outcome(
+  private static SparkWrites.WriteCost outcome(
       String name, int files, long requests, long copies, double jobCommitSeconds) {
     SparkWrites.Variant variant = SparkWrites.variants(List.of(name)).get(0);
     Traffic traffic =
@@ -24,7 +24,7 @@ class BenchReportTest {
             Map.of(S3Api.PUT_OBJECT, requests - copies, S3Api.COPY_OBJECT, copies),
             files * 1000L,
             0);
-    return new SparkWrites.Outcome(
+    return new SparkWrites.WriteCost(
         variant,
         files,
         files * 1000L,
@@ -64,7 +64,7 @@ class BenchReportTest {
 
   @Test
   void aRunOnAnotherStoreNamesItsOwnFilesAndComparesTheSortWithThePublishedCephFigure() {
-    List<SparkWrites.Outcome> sorts =
+    List<SparkWrites.WriteCost> sorts =
         List.of(
             outcome(SparkWrites.FOC_V1, 20, 100, 40, 2.0),
             outcome(SparkWrites.WRITEONCE_DIRECTORY, 20, 60, 0, 0.1));

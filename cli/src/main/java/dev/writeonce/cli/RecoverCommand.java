@@ -59,7 +59,7 @@ final class RecoverCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   /** What recover did with one job. */
-  private enum Outcome {
+  private enum Recovery {
     LEFT,
     ACTED,
     FAILED
@@ -82,16 +82,16 @@ final class RecoverCommand implements Callable<Integer> {
       for (Job job : report.jobs()) {
         output.progress("recover: jobs", ++position, report.jobs().size());
         ObjectNode node = JobFacts.put(output.entry("jobs"), job, now);
-        Outcome outcome;
+        Recovery outcome;
         try {
           outcome = recover(job, node, engine, output, now);
         } catch (Exception e) {
           node.put("action", "failed");
           output.error("job " + job.jobId() + ": " + Messages.of(e));
-          outcome = Outcome.FAILED;
+          outcome = Recovery.FAILED;
         }
-        failures += outcome == Outcome.FAILED ? 1 : 0;
-        acted += outcome == Outcome.ACTED ? 1 : 0;
+        failures += outcome == Recovery.FAILED ? 1 : 0;
+        acted += outcome == Recovery.ACTED ? 1 : 0;
       }
       JobFacts.releaseStaleClaim(access.gateway, access.layout, report, output, !dryRun, now);
       if (acted == 0 && failures == 0) {
@@ -103,14 +103,14 @@ final class RecoverCommand implements Callable<Integer> {
     }
   }
 
-  private Outcome recover(
+  private Recovery recover(
       Job job, ObjectNode node, JobCommitEngine engine, CommandOutput output, long now)
       throws IOException {
     if (job.isLive(now)) {
       if (!ignoreLeaseOf.contains(job.jobId())) {
         node.put("action", "left-live");
         output.say("leave live job " + job.jobId() + ": " + JobFacts.whyLive(job, now));
-        return Outcome.LEFT;
+        return Recovery.LEFT;
       }
       node.put("leaseIgnored", true);
       output.say(
@@ -129,7 +129,7 @@ final class RecoverCommand implements Callable<Integer> {
         if (!dryRun) {
           engine.cleanAborted(job.jobId());
         }
-        yield Outcome.ACTED;
+        yield Recovery.ACTED;
       }
       case DAMAGED -> {
         node.put("action", "left-damaged");
@@ -139,19 +139,19 @@ final class RecoverCommand implements Callable<Integer> {
                 + " left untouched: "
                 + job.problem()
                 + ". Inspect the record; nothing of this job was completed or deleted.");
-        yield Outcome.FAILED;
+        yield Recovery.FAILED;
       }
     };
   }
 
-  private Outcome finish(Job job, ObjectNode node, JobCommitEngine engine, CommandOutput output)
+  private Recovery finish(Job job, ObjectNode node, JobCommitEngine engine, CommandOutput output)
       throws IOException {
     boolean finished = job.state() == JobInspector.State.FINISHED;
     String what = finished ? "remove the records of finished job " : "finish committed job ";
     node.put("action", (dryRun ? "would-" : "") + (finished ? "remove-records" : "finish"));
     output.say((dryRun ? "would " : "") + what + job.jobId() + " (" + job.files() + " files)");
     if (dryRun) {
-      return Outcome.ACTED;
+      return Recovery.ACTED;
     }
     Optional<CommitResult> result = engine.resume(job.jobId(), acceptLost);
     if (result.isPresent()) {
@@ -167,10 +167,10 @@ final class RecoverCommand implements Callable<Integer> {
                   + " completed earlier",
               r.jobId(), r.files(), r.bytes(), r.completed(), r.confirmed()));
     }
-    return Outcome.ACTED;
+    return Recovery.ACTED;
   }
 
-  private Outcome abort(
+  private Recovery abort(
       Job job, ObjectNode node, JobCommitEngine engine, CommandOutput output, long now)
       throws IOException {
     Duration idle = Duration.ofMillis(now - job.lastModifiedMillis());
@@ -184,7 +184,7 @@ final class RecoverCommand implements Callable<Integer> {
               + " old, younger than --min-age "
               + Durations.format(minAge)
               + " (it may be running)");
-      return Outcome.LEFT;
+      return Recovery.LEFT;
     }
     node.put("action", dryRun ? "would-abort" : "abort");
     output.say(
@@ -200,6 +200,6 @@ final class RecoverCommand implements Callable<Integer> {
       engine.abort(job.jobId(), List.of());
       output.say("  job " + job.jobId() + " aborted; its records removed");
     }
-    return Outcome.ACTED;
+    return Recovery.ACTED;
   }
 }

@@ -141,7 +141,7 @@ public final class StagingCommitter extends MultipartOutputCommitter {
     Map<Path, PendingUpload> early = new HashMap<>();
     Set<String> named = Set.of();
     if (onClose.isPresent()) {
-      UploadsOnClose.Outcome outcome = onClose.get().finish();
+      UploadsOnClose.Closed outcome = onClose.get().finish();
       early.putAll(outcome.uploads());
       named = outcome.intentKeys();
     }

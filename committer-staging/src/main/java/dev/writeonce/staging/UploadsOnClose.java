@@ -53,7 +53,7 @@ final class UploadsOnClose {
   }
 
   /** What the attempt's files became: uploads to keep, and the keys its intent names. */
-  record Outcome(Map<Path, PendingUpload> uploads, Set<String> intentKeys) {}
+  record Closed(Map<Path, PendingUpload> uploads, Set<String> intentKeys) {}
 
   /**
    * An upload started for a file as it was when closed. Whether it runs is decided once: the task
@@ -322,7 +322,7 @@ final class UploadsOnClose {
    * they were closed are aborted. When any upload failed, every upload is aborted and the first
    * failure thrown: the attempt fails as a failed upload at task commit would fail it.
    */
-  Outcome finish() throws IOException {
+  Closed finish() throws IOException {
     List<Started> all = stopAccepting();
     Map<Started, PendingUpload> done = new HashMap<>();
     IOException failure = null;
@@ -376,7 +376,7 @@ final class UploadsOnClose {
         LOG.warn("{}: {}", aborts.getMessage(), aborts.getSuppressed()[0].getMessage());
       }
     }
-    return new Outcome(kept, intentKeys);
+    return new Closed(kept, intentKeys);
   }
 
   /** Stops taking files, lets what runs end, and aborts every upload it started. */

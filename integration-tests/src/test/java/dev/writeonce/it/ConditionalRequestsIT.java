@@ -90,17 +90,17 @@ class ConditionalRequestsIT {
     gateway.putObject(key, bytes("run-1"), false);
     gateway.putObject(key, bytes("run-2"), false); // taken over meanwhile
 
-    OwnedObjects.Outcome outcome =
+    OwnedObjects.ReadBack outcome =
         OwnedObjects.deleteIfOwned(
             gateway, key, body -> Arrays.equals(body, bytes("run-1")), (info, now) -> true);
 
-    assertThat(outcome).isEqualTo(OwnedObjects.Outcome.NOT_OURS);
+    assertThat(outcome).isEqualTo(OwnedObjects.ReadBack.NOT_OURS);
     assertThat(gateway.getObject(key))
         .hasValueSatisfying(b -> assertThat(b).isEqualTo(bytes("run-2")));
     assertThat(
             OwnedObjects.deleteIfOwned(
                 gateway, key, body -> Arrays.equals(body, bytes("run-2")), (info, now) -> true))
-        .isEqualTo(OwnedObjects.Outcome.DELETED);
+        .isEqualTo(OwnedObjects.ReadBack.DELETED);
     assertThat(gateway.headObject(key)).isEmpty();
   }
 

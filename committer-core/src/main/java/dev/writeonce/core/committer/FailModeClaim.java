@@ -33,10 +33,10 @@ final class FailModeClaim {
   static void release(StoreGateway store, Destination destination, JobRecord job, String claim) {
     String jobId = job.jobId();
     try {
-      OwnedObjects.Outcome outcome =
+      OwnedObjects.ReadBack outcome =
           OwnedObjects.deleteIfOwned(
               store, claim, body -> isHeldBy(body, claim, job), (info, storeNow) -> true);
-      if (outcome == OwnedObjects.Outcome.NOT_OURS) {
+      if (outcome == OwnedObjects.ReadBack.NOT_OURS) {
         LOG.warn(
             "Job {}: the fail-mode claim {} is no longer this run's: left for its holder",
             jobId,

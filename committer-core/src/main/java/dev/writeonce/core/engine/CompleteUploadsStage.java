@@ -29,13 +29,13 @@ final class CompleteUploadsStage {
    * Uploads completed now, uploads found already completed, uploads lost, and the task attempts
    * whose uploads the manifest lists (gathered on the way, so that no chunk is read twice).
    */
-  record Outcome(
+  record Completed(
       int completed, int confirmed, List<UploadLostException> lost, Set<String> attempts) {}
 
   private CompleteUploadsStage() {}
 
   /** Completes the manifest's uploads, a chunk at a time for a chunked manifest. */
-  static Outcome run(
+  static Completed run(
       JobCommitContext context, StoreGateway store, JobRecords records, JobManifest manifest)
       throws IOException {
     AtomicInteger completed = new AtomicInteger();
@@ -65,7 +65,8 @@ final class CompleteUploadsStage {
         });
     List<UploadLostException> sorted = new ArrayList<>(lost);
     sorted.sort((a, b) -> a.getMessage().compareTo(b.getMessage()));
-    return new Outcome(completed.get(), confirmed.get(), List.copyOf(sorted), Set.copyOf(attempts));
+    return new Completed(
+        completed.get(), confirmed.get(), List.copyOf(sorted), Set.copyOf(attempts));
   }
 
   /** Completes an upload: true when completed now, false when confirmed completed before. */
@@ -73,7 +74,7 @@ final class CompleteUploadsStage {
       StoreGateway store, JobManifest manifest, PendingUpload upload) throws IOException {
     return UploadCompletion.completeOrConfirm(
             store, upload, (failure, found) -> lost(manifest, upload, failure, found))
-        == UploadCompletion.Outcome.COMPLETED;
+        == UploadCompletion.Result.COMPLETED;
   }
 
   private static UploadLostException lost(

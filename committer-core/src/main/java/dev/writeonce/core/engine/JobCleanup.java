@@ -144,7 +144,7 @@ final class JobCleanup {
       }
       first.add(key);
     }
-    StrayUploads.Outcome scan = new StrayUploads(store, layout, records).abort(jobId, strayIntents);
+    StrayUploads.Sweep scan = new StrayUploads(store, layout, records).abort(jobId, strayIntents);
     if (expired && !scan.deferred().isEmpty()) {
       LOG.warn(
           "Job {}: its records are past the retention of {} ms and go, but {} open uploads of the"
@@ -219,7 +219,7 @@ final class JobCleanup {
             ? store.deleteObjectIfMatch(lastKey, etagWritten)
             : OwnedObjects.deleteIfOwned(
                     store, lastKey, body -> isOutcome(jobId, lastKey, body), (info, now) -> true)
-                != OwnedObjects.Outcome.NOT_OURS;
+                != OwnedObjects.ReadBack.NOT_OURS;
     if (!deleted) {
       LOG.info(
           "Job {}: {} changed since it was read (a new run of the job id?): left in place",

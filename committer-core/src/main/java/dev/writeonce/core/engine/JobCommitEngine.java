@@ -334,7 +334,7 @@ public final class JobCommitEngine {
       LOG.info("{}; nothing is left to do", e.getMessage());
       return result(
           manifest,
-          new CompleteUploadsStage.Outcome(0, 0, List.of(), Set.of()),
+          new CompleteUploadsStage.Completed(0, 0, List.of(), Set.of()),
           before,
           stageMillis,
           null);
@@ -352,7 +352,7 @@ public final class JobCommitEngine {
       Map<String, Long> taskRequests)
       throws IOException {
     String jobId = manifest.jobId();
-    CompleteUploadsStage.Outcome outcome;
+    CompleteUploadsStage.Completed outcome;
     try (JobCommitContext context = new JobCommitContext(jobId, config.commitThreads())) {
       long start = System.nanoTime();
       outcome = CompleteUploadsStage.run(context, store, records, manifest);
@@ -462,7 +462,7 @@ public final class JobCommitEngine {
 
   private CommitResult result(
       JobManifest manifest,
-      CompleteUploadsStage.Outcome outcome,
+      CompleteUploadsStage.Completed outcome,
       Map<RequestType, Long> before,
       Map<String, Long> stageMillis,
       SuccessData success) {
@@ -478,7 +478,7 @@ public final class JobCommitEngine {
         success);
   }
 
-  private UploadLostException lost(JobManifest manifest, CompleteUploadsStage.Outcome outcome) {
+  private UploadLostException lost(JobManifest manifest, CompleteUploadsStage.Completed outcome) {
     List<String> keys = new ArrayList<>();
     outcome.lost().forEach(e -> keys.addAll(e.lostKeys()));
     UploadLostException failure =

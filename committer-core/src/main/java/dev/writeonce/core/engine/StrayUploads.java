@@ -43,7 +43,7 @@ final class StrayUploads {
   private static final Logger LOG = LoggerFactory.getLogger(StrayUploads.class);
 
   /** What a scan did: uploads aborted, and uploads left because another run may own them. */
-  record Outcome(int aborted, List<OpenUpload> deferred) {}
+  record Sweep(int aborted, List<OpenUpload> deferred) {}
 
   private final StoreGateway store;
   private final JobLayout layout;
@@ -56,7 +56,7 @@ final class StrayUploads {
   }
 
   /** Aborts the open uploads of the keys the ended job's stray intents name, where attributable. */
-  Outcome abort(String jobId, Collection<TaskIntent> strays) throws IOException {
+  Sweep abort(String jobId, Collection<TaskIntent> strays) throws IOException {
     Set<String> keys = new TreeSet<>();
     strays.forEach(intent -> keys.addAll(intent.keys()));
     Map<String, List<OpenUpload>> open = new TreeMap<>();
@@ -67,7 +67,7 @@ final class StrayUploads {
       }
     }
     if (open.isEmpty()) {
-      return new Outcome(0, List.of());
+      return new Sweep(0, List.of());
     }
     Claims claims = claimsOfOtherJobs(jobId, open.keySet());
     int aborted = 0;
@@ -96,7 +96,7 @@ final class StrayUploads {
           deferred.size(),
           claims.why());
     }
-    return new Outcome(aborted, deferred);
+    return new Sweep(aborted, deferred);
   }
 
   /**

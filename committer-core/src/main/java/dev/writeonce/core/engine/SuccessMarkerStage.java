@@ -81,7 +81,7 @@ final class SuccessMarkerStage {
       String runUuid,
       int fileLimit,
       boolean conditional,
-      CompleteUploadsStage.Outcome outcome,
+      CompleteUploadsStage.Completed outcome,
       Map<String, Long> taskRequests,
       Map<String, Long> stageMillis,
       long nowMillis)
@@ -248,7 +248,7 @@ final class SuccessMarkerStage {
 
   /** The first {@code limit} files the job published, lost ones left out. */
   private static List<String> publishedNames(
-      JobRecords records, JobManifest manifest, CompleteUploadsStage.Outcome outcome, int limit)
+      JobRecords records, JobManifest manifest, CompleteUploadsStage.Completed outcome, int limit)
       throws IOException {
     List<String> names = new ArrayList<>();
     Set<String> lostKeys = new HashSet<>();

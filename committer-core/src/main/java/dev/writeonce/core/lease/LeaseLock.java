@@ -522,7 +522,7 @@ public final class LeaseLock {
     try {
       // Only while it is still this acquisition's, and not about to lapse: a holder that was
       // paused past its lease may have been taken over without a renewal noticing.
-      OwnedObjects.Outcome outcome =
+      OwnedObjects.ReadBack outcome =
           OwnedObjects.deleteIfOwned(
               store,
               key,
@@ -530,7 +530,7 @@ public final class LeaseLock {
               (info, storeNow) ->
                   storeNow
                       < info.lastModifiedMillis() + holder.leaseMillis() - safetyMargin(holder));
-      if (outcome == OwnedObjects.Outcome.NOT_OURS) {
+      if (outcome == OwnedObjects.ReadBack.NOT_OURS) {
         LOG.warn(
             "{}: the lock {} is no longer this statement's, or was about to lapse: left for the"
                 + " statement that took it over, or to lapse",

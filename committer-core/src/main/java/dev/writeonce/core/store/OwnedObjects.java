@@ -31,7 +31,7 @@ public final class OwnedObjects {
   private OwnedObjects() {}
 
   /** What the read-back found. */
-  public enum Outcome {
+  public enum ReadBack {
     /** The object was the caller's and is deleted. */
     DELETED,
     /** Nothing was there. */
@@ -47,7 +47,7 @@ public final class OwnedObjects {
    * @param stillLive whether the object, as read (its Last-Modified, on the store's clock), may be
    *     deleted without racing a takeover; given the object's metadata and the store's clock now
    */
-  public static Outcome deleteIfOwned(
+  public static ReadBack deleteIfOwned(
       StoreGateway store,
       String key,
       Predicate<byte[]> isMine,
@@ -55,19 +55,19 @@ public final class OwnedObjects {
       throws StoreException {
     Optional<PeekedObject> current = store.peekObject(key, RECORD_BYTES, any -> true);
     if (current.isEmpty()) {
-      return Outcome.GONE;
+      return ReadBack.GONE;
     }
     byte[] body = current.get().matchingBody().orElse(new byte[0]);
     if (!isMine.test(body)) {
       LOG.debug("{} belongs to another party now: left in place", key);
-      return Outcome.NOT_OURS;
+      return ReadBack.NOT_OURS;
     }
     if (!stillLive.test(current.get().info(), store.storeNowMillis())) {
       LOG.debug("{} is about to lapse: left for the next holder to take over", key);
-      return Outcome.NOT_OURS;
+      return ReadBack.NOT_OURS;
     }
     return store.deleteObjectIfMatch(key, current.get().info().etag())
-        ? Outcome.DELETED
-        : Outcome.NOT_OURS;
+        ? ReadBack.DELETED
+        : ReadBack.NOT_OURS;
   }
 }

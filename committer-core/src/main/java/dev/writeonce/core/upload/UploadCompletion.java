@@ -18,7 +18,7 @@ import java.util.Optional;
 public final class UploadCompletion {
 
   /** What a completion did. */
-  public enum Outcome {
+  public enum Result {
     /** Completed by this call. */
     COMPLETED,
     /** Completed before (a repeated or resumed commit, or an answer that was lost). */
@@ -43,18 +43,18 @@ public final class UploadCompletion {
    * @throws IOException the store's failure, or {@code lost}'s when the upload is gone and its key
    *     holds something else
    */
-  public static Outcome completeOrConfirm(StoreGateway store, PendingUpload upload, Lost lost)
+  public static Result completeOrConfirm(StoreGateway store, PendingUpload upload, Lost lost)
       throws IOException {
     try {
       store.completeUpload(upload);
-      return Outcome.COMPLETED;
+      return Result.COMPLETED;
     } catch (StoreException e) {
       if (!e.is(ErrorKind.NO_SUCH_UPLOAD) && !e.is(ErrorKind.TRANSIENT)) {
         throw e;
       }
       Optional<ObjectInfo> object = store.headObject(upload.key());
       if (object.isPresent() && isCompletedObject(upload, object.get())) {
-        return Outcome.CONFIRMED;
+        return Result.CONFIRMED;
       }
       if (e.is(ErrorKind.TRANSIENT)) {
         throw e;

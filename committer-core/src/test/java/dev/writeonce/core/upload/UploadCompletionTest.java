@@ -32,7 +32,7 @@ class UploadCompletionTest {
     store.loseAnswerOf(RequestType.COMPLETE_UPLOAD, 1, ErrorKind.TRANSIENT);
 
     assertThat(UploadCompletion.completeOrConfirm(store, upload, UploadCompletionTest::lost))
-        .isEqualTo(UploadCompletion.Outcome.CONFIRMED);
+        .isEqualTo(UploadCompletion.Result.CONFIRMED);
     assertThat(memory.content("t/part-0")).isEqualTo(DATA);
   }
 
@@ -41,9 +41,9 @@ class UploadCompletionTest {
       throws Exception {
     PendingUpload done = PendingUploads.upload(store, "t/part-0", DATA, "attempt_0");
     assertThat(UploadCompletion.completeOrConfirm(store, done, UploadCompletionTest::lost))
-        .isEqualTo(UploadCompletion.Outcome.COMPLETED);
+        .isEqualTo(UploadCompletion.Result.COMPLETED);
     assertThat(UploadCompletion.completeOrConfirm(store, done, UploadCompletionTest::lost))
-        .isEqualTo(UploadCompletion.Outcome.CONFIRMED);
+        .isEqualTo(UploadCompletion.Result.CONFIRMED);
 
     PendingUpload pending = PendingUploads.upload(store, "t/part-1", DATA, "attempt_0");
     store.failOnce(
