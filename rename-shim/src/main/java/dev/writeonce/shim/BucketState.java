@@ -111,7 +111,7 @@ final class BucketState {
               }
 
               @Override
-              public void settled(String destinationKey, boolean landed) {
+              public void ended(String destinationKey, boolean landed) {
                 known.promiseEnded(destinationKey, landed);
               }
             },
@@ -146,7 +146,7 @@ final class BucketState {
   /**
    * Closes an operation: what it reported is applied, or its keys are left unknown; an operation
    * that handed its keys over (a create whose stream is still open) leaves them changing until
-   * {@link #settle}. A delete or mkdirs of a temporary directory may end a failed batch.
+   * {@link #endHandedOver}. A delete or mkdirs of a temporary directory may end a failed batch.
    */
   void leave(Operation operation) {
     if (!operation.kind().changes) {
@@ -166,7 +166,7 @@ final class BucketState {
   }
 
   /** A write handed over by its operation ended (its stream closed, or failed). */
-  void settle(List<String> keys, KnownKeys.Report outcome) {
+  void endHandedOver(List<String> keys, KnownKeys.Report outcome) {
     known.end(keys, outcome);
   }
 }

@@ -71,7 +71,7 @@ final class CompletionQueue {
   interface Landing {
     void promised(String destinationKey);
 
-    void settled(String destinationKey, boolean landed);
+    void ended(String destinationKey, boolean landed);
   }
 
   /** Completions one root queues before the renaming thread waits for them. */
@@ -107,7 +107,7 @@ final class CompletionQueue {
     final List<Queued> completed = new ArrayList<>();
 
     /** Deletes of completed entries' records under way; each caller waits for all of them. */
-    final List<Future<?>> settling = new ArrayList<>();
+    final List<Future<?>> deletingRecords = new ArrayList<>();
 
     final Set<String> failedSources = new HashSet<>();
     IOException failure;
@@ -284,13 +284,13 @@ final class CompletionQueue {
   private Void complete(Batch batch, Queued entry, Completion completion) throws IOException {
     try {
       completion.run();
-      landing.settled(entry.destination(), true);
+      landing.ended(entry.destination(), true);
       synchronized (batch) {
         batch.completed.add(entry);
       }
       return null;
     } catch (IOException | RuntimeException e) {
-      landing.settled(entry.destination(), false);
+      landing.ended(entry.destination(), false);
       synchronized (batch) {
         batch.failedSources.add(entry.source());
         IOException failure = failureOf(entry, e);
@@ -484,10 +484,12 @@ final class CompletionQueue {
     synchronized (batch) {
       batch.running.removeAll(new HashSet<>(waiting)); // a list of 10,000 is searched once
     }
-    settleRecords(batch);
+    deleteCompletedRecords(batch);
     synchronized (batch) {
       if (batch.failure == null) {
-        if (batch.running.isEmpty() && batch.completed.isEmpty() && batch.settling.isEmpty()) {
+        if (batch.running.isEmpty()
+            && batch.completed.isEmpty()
+            && batch.deletingRecords.isEmpty()) {
           batch.ended = true;
           synchronized (this) {
             batches.remove(batch.root, batch);
@@ -514,7 +516,7 @@ final class CompletionQueue {
    * upload that its new record names. A delete that failed leaves its entries for the next caller,
    * which tries them again.
    */
-  private void settleRecords(Batch batch) throws IOException {
+  private void deleteCompletedRecords(Batch batch) throws IOException {
     while (true) {
       Future<?> own = null;
       List<Future<?>> all;
@@ -523,7 +525,8 @@ final class CompletionQueue {
           List<Queued> completed = new ArrayList<>(batch.completed);
           batch.completed.clear();
           // Handed to the pool, whose futures every waiter can wait for; registered before the
-          // monitor is left, so that no caller finds the entries neither completed nor settling.
+          // monitor is left, so that no caller finds the entries neither completed nor having their
+          // records deleted.
           own =
               pool.pool()
                   .submit(
@@ -534,25 +537,25 @@ final class CompletionQueue {
                         }
                         return null;
                       });
-          batch.settling.add(own);
+          batch.deletingRecords.add(own);
         }
-        all = new ArrayList<>(batch.settling);
+        all = new ArrayList<>(batch.deletingRecords);
       }
       IOException ownFailure = null;
-      for (Future<?> settling : all) {
+      for (Future<?> deleting : all) {
         try {
-          settling.get();
+          deleting.get();
         } catch (InterruptedException e) {
           throw interrupted(batch, e);
         } catch (ExecutionException e) {
-          if (settling == own) {
+          if (deleting == own) {
             ownFailure =
                 e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
           }
         }
       }
       synchronized (batch) {
-        batch.settling.removeAll(all);
+        batch.deletingRecords.removeAll(all);
         if (ownFailure == null && batch.completed.isEmpty()) {
           return;
         }
@@ -560,7 +563,7 @@ final class CompletionQueue {
       if (ownFailure != null) {
         throw ownFailure;
       }
-      // another caller's delete failed and left its entries, or more completed: settle them here
+      // another caller's delete failed and left its entries, or more completed: delete them here
     }
   }
 

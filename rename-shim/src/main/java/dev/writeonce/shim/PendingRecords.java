@@ -46,10 +46,10 @@ final class PendingRecords {
   }
 
   /**
-   * The listener of a file's writer that keeps its record at {@code key}, and settles the key once
-   * the writer is done: written when it closed with its record in place, unknown otherwise.
+   * The listener of a file's writer that keeps its record at {@code key}, and ends the key's change
+   * once the writer is done: written when it closed with its record in place, unknown otherwise.
    */
-  UploadOutputStream.Listener keeperOf(String key, SettlingOutputStream.Settler settler) {
+  UploadOutputStream.Listener keeperOf(String key, HandedOverOutputStream.WriteEnd writeEnd) {
     java.util.concurrent.atomic.AtomicBoolean recorded =
         new java.util.concurrent.atomic.AtomicBoolean();
     return new UploadOutputStream.Listener() {
@@ -73,7 +73,7 @@ final class PendingRecords {
 
       @Override
       public void finished(UploadOutputStream out) {
-        settler.settle(recorded.get());
+        writeEnd.ended(recorded.get());
       }
     };
   }

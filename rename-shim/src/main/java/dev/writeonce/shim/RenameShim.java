@@ -179,7 +179,7 @@ final class RenameShim {
                 : s3a.createNonRecursive(
                     path, permission, flags, bufferSize, replication, blockSize, progress);
         op.report().handOver();
-        return s3a.stream(new SettlingOutputStream(out, settler(key, true)));
+        return s3a.stream(new HandedOverOutputStream(out, writeEnd(key, true)));
       }
       // No existence checks: a temporary path belongs to one task attempt.
       UploadOutputStream out = pendingFile(s3a.qualify(path).toString(), key, finalKey.get());
@@ -192,14 +192,13 @@ final class RenameShim {
   }
 
   /**
-   * What ends a handed-over write: the key is settled once, as written when the write succeeded
-   * (unless the writer reported its object itself, as a pending file's record does), unknown
-   * otherwise.
+   * What ends a handed-over write: the key ends once, as written when the write succeeded (unless
+   * the writer reported its object itself, as a pending file's record does), unknown otherwise.
    */
-  private SettlingOutputStream.Settler settler(String key, boolean reportWrite) {
-    AtomicBoolean settled = new AtomicBoolean();
+  private HandedOverOutputStream.WriteEnd writeEnd(String key, boolean reportWrite) {
+    AtomicBoolean ended = new AtomicBoolean();
     return succeeded -> {
-      if (settled.compareAndSet(false, true)) {
+      if (ended.compareAndSet(false, true)) {
         KnownKeys.Report outcome = new KnownKeys.Report();
         if (succeeded) {
           if (reportWrite) {
@@ -207,7 +206,7 @@ final class RenameShim {
           }
           outcome.succeeded();
         }
-        state.settle(List.of(key), outcome);
+        state.endHandedOver(List.of(key), outcome);
       }
     };
   }
@@ -724,7 +723,7 @@ final class RenameShim {
 
   /** The writer of a pending file: a multipart upload to its final key, its record at its path. */
   private UploadOutputStream pendingFile(String uri, String key, String finalKey) {
-    SettlingOutputStream.Settler settler = settler(key, false);
+    HandedOverOutputStream.WriteEnd writeEnd = writeEnd(key, false);
     return new UploadOutputStream(
         gateway,
         uri,
@@ -734,7 +733,7 @@ final class RenameShim {
         config.partSize(),
         config.magicBuffersPerStream(),
         threads.pool(),
-        records.keeperOf(key, settler));
+        records.keeperOf(key, writeEnd));
   }
 
   /** Whether the shim serves this bucket. */

@@ -53,7 +53,7 @@ final class ShimMisses {
   static final String DIRECTORY = "_writeonce-shim-misses";
 
   /** Completes an upload under its own key, counting a repeated completion as done. */
-  interface Completion {
+  interface Completer {
     void complete(PendingUpload upload) throws IOException;
   }
 
@@ -98,13 +98,13 @@ final class ShimMisses {
    * before this fails, so the data is visible under neither name.
    */
   void completeAndCopy(
-      String sourceKey, PendingUpload upload, String targetKey, Completion completion, Copy copy)
+      String sourceKey, PendingUpload upload, String targetKey, Completer completer, Copy copy)
       throws IOException {
     ShimMiss miss = ShimMiss.of(upload, sourceKey, targetKey, clock.getAsLong());
     String recordKey = recordKey(sourceKey, upload.uploadId());
     gateway.putObject(recordKey, ShimMissFormat.toJson(miss), false);
     try {
-      completion.complete(upload);
+      completer.complete(upload);
       if (!copy.copy(miss.predictedKey(), targetKey)) {
         throw new IOException("S3A's copy of " + uri(miss.predictedKey()) + " answered false");
       }

@@ -33,7 +33,7 @@ class CompletionQueueTest {
             public void promised(String destinationKey) {}
 
             @Override
-            public void settled(String destinationKey, boolean succeeded) {
+            public void ended(String destinationKey, boolean succeeded) {
               if (succeeded) {
                 landed.add(destinationKey);
               }

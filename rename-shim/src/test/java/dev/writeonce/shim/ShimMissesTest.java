@@ -32,7 +32,7 @@ class ShimMissesTest {
       new ShimMisses(
           store, ShimConfig.from(new Configuration(false), "bucket").rules(), () -> 1_000L);
 
-  private final ShimMisses.Completion completion = upload -> store.completeUpload(upload);
+  private final ShimMisses.Completer completion = upload -> store.completeUpload(upload);
 
   /** S3A's rename of a file, in memory: the object at the new key, the old one deleted. */
   private final ShimMisses.Copy copy =
@@ -121,7 +121,7 @@ class ShimMissesTest {
       throws IOException {
     PendingUpload upload = pending();
     store.failFrom(RequestType.DELETE_OBJECTS, 1, ErrorKind.TRANSIENT);
-    ShimMisses.Completion dies =
+    ShimMisses.Completer dies =
         pendingUpload -> {
           throw new IllegalStateException("injected: the process stops here");
         };

@@ -13,21 +13,21 @@ import org.apache.hadoop.fs.statistics.IOStatisticsSource;
  * the file is in place: an S3A file appears when its stream closes, not when it is created, so its
  * key stays changing until then ({@link KnownKeys#begin}). Everything else is S3A's stream's.
  */
-final class SettlingOutputStream extends OutputStream
+final class HandedOverOutputStream extends OutputStream
     implements StreamCapabilities, Syncable, IOStatisticsSource {
 
   /** Ends a write: {@code succeeded} when the file is in place. Called at most once per write. */
   @FunctionalInterface
-  interface Settler {
-    void settle(boolean succeeded);
+  interface WriteEnd {
+    void ended(boolean succeeded);
   }
 
   private final FSDataOutputStream out;
-  private final Settler settler;
+  private final WriteEnd writeEnd;
 
-  SettlingOutputStream(FSDataOutputStream out, Settler settler) {
+  HandedOverOutputStream(FSDataOutputStream out, WriteEnd writeEnd) {
     this.out = out;
-    this.settler = settler;
+    this.writeEnd = writeEnd;
   }
 
   @Override
@@ -52,7 +52,7 @@ final class SettlingOutputStream extends OutputStream
       out.close();
       succeeded = true;
     } finally {
-      settler.settle(succeeded);
+      writeEnd.ended(succeeded);
     }
   }
 
