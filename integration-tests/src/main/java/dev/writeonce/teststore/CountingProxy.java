@@ -13,7 +13,6 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -33,37 +32,10 @@ import java.util.concurrent.atomic.LongAdder;
  * message framing (heads, {@code Content-Length}, chunked bodies). Each client connection has one
  * connection to the store, and a close on either side is passed on to the other, so a client sees
  * the store's connection handling. A request is counted when its head reaches the proxy, before it
- * is forwarded, so a reading includes every request answered before it. Requests are classified as
- * path-style addressing sends them, the only style the test stores configure.
+ * is forwarded, so a reading includes every request answered before it. Requests are classified by
+ * {@link S3Api#classify}.
  */
 final class CountingProxy implements TrafficMeter, AutoCloseable {
-
-  /** Query parameters of ListObjects (V1 and V2); a bucket GET with any other is not a listing. */
-  private static final Set<String> LISTING_PARAMETERS =
-      Set.of(
-          "list-type",
-          "prefix",
-          "delimiter",
-          "marker",
-          "max-keys",
-          "encoding-type",
-          "continuation-token",
-          "start-after",
-          "fetch-owner",
-          "x-id");
-
-  /** Object sub-resources whose requests are none of the operations the meters tell apart. */
-  private static final Set<String> OBJECT_SUBRESOURCES =
-      Set.of(
-          "tagging",
-          "acl",
-          "retention",
-          "legal-hold",
-          "attributes",
-          "torrent",
-          "restore",
-          "select",
-          "renameObject");
 
   /** How long a connection the client closed waits for the store's last answers. */
   private static final long ANSWER_WAIT_MILLIS = 120_000;
@@ -106,84 +78,6 @@ final class CountingProxy implements TrafficMeter, AutoCloseable {
   @Override
   public String source() {
     return "requests counted by a pass-through proxy in front of " + upstream;
-  }
-
-  /**
-   * The operation of a path-style S3 request.
-   *
-   * @param target the request target: path and query, as on the request line
-   * @param copySource whether the request carries {@code x-amz-copy-source}
-   */
-  static S3Api classify(String method, String target, boolean copySource) {
-    int q = target.indexOf('?');
-    String path = q < 0 ? target : target.substring(0, q);
-    Set<String> parameters = new HashSet<>();
-    if (q >= 0) {
-      for (String pair : target.substring(q + 1).split("&")) {
-        int eq = pair.indexOf('=');
-        String name = eq < 0 ? pair : pair.substring(0, eq);
-        if (!name.isEmpty()) {
-          parameters.add(name);
-        }
-      }
-    }
-    String rest = path.startsWith("/") ? path.substring(1) : path;
-    if (rest.isEmpty()) {
-      return S3Api.OTHER; // ListBuckets
-    }
-    int slash = rest.indexOf('/');
-    boolean onObject = slash >= 0 && slash < rest.length() - 1;
-    return onObject
-        ? objectOperation(method, parameters, copySource)
-        : bucketOperation(method, parameters);
-  }
-
-  private static S3Api bucketOperation(String method, Set<String> parameters) {
-    switch (method) {
-      case "GET":
-        if (parameters.contains("uploads")) {
-          return S3Api.LIST_MULTIPART_UPLOADS;
-        }
-        return LISTING_PARAMETERS.containsAll(parameters) ? S3Api.LIST_OBJECTS : S3Api.OTHER;
-      case "POST":
-        return parameters.contains("delete") ? S3Api.DELETE_OBJECTS : S3Api.OTHER;
-      default:
-        return S3Api.OTHER; // CreateBucket, HeadBucket, DeleteBucket, bucket settings
-    }
-  }
-
-  private static S3Api objectOperation(String method, Set<String> parameters, boolean copySource) {
-    boolean subresource = parameters.stream().anyMatch(OBJECT_SUBRESOURCES::contains);
-    boolean upload = parameters.contains("uploadId");
-    switch (method) {
-      case "PUT":
-        if (subresource) {
-          return S3Api.OTHER;
-        }
-        if (upload && parameters.contains("partNumber")) {
-          return copySource ? S3Api.OTHER : S3Api.UPLOAD_PART; // UploadPartCopy is OTHER
-        }
-        return copySource ? S3Api.COPY_OBJECT : S3Api.PUT_OBJECT;
-      case "POST":
-        if (parameters.contains("uploads")) {
-          return S3Api.CREATE_MULTIPART_UPLOAD;
-        }
-        return upload ? S3Api.COMPLETE_MULTIPART_UPLOAD : S3Api.OTHER;
-      case "DELETE":
-        if (upload) {
-          return S3Api.ABORT_MULTIPART_UPLOAD;
-        }
-        return subresource ? S3Api.OTHER : S3Api.DELETE_OBJECT;
-      case "GET":
-        if (upload) {
-          return S3Api.LIST_PARTS;
-        }
-        return subresource ? S3Api.OTHER : S3Api.GET_OBJECT;
-      case "HEAD":
-        return S3Api.HEAD_OBJECT;
-      default:
-        return S3Api.OTHER;
-    }
   }
 
   private void acceptLoop() {
@@ -232,7 +126,7 @@ final class CountingProxy implements TrafficMeter, AutoCloseable {
         String method = line[0];
         String target = line.length > 1 ? line[1] : "/";
         requests
-            .get(classify(method, target, request.headers().containsKey("x-amz-copy-source")))
+            .get(S3Api.classify(method, target, request.headers().containsKey("x-amz-copy-source")))
             .increment();
         methods.add(method);
         toStore.write(head);

@@ -66,43 +66,6 @@ class CountingProxyTest {
   }
 
   @Test
-  void operationsAreToldApartByMethodPathQueryAndCopySource() {
-    assertThat(CountingProxy.classify("PUT", "/b/k", false)).isEqualTo(S3Api.PUT_OBJECT);
-    assertThat(CountingProxy.classify("PUT", "/b/k?x-id=PutObject", false))
-        .isEqualTo(S3Api.PUT_OBJECT);
-    assertThat(CountingProxy.classify("PUT", "/b/k", true)).isEqualTo(S3Api.COPY_OBJECT);
-    assertThat(CountingProxy.classify("PUT", "/b/k?partNumber=2&uploadId=u", false))
-        .isEqualTo(S3Api.UPLOAD_PART);
-    assertThat(CountingProxy.classify("PUT", "/b/k?partNumber=2&uploadId=u", true))
-        .isEqualTo(S3Api.OTHER);
-    assertThat(CountingProxy.classify("PUT", "/b/k?tagging", false)).isEqualTo(S3Api.OTHER);
-    assertThat(CountingProxy.classify("PUT", "/b/k?renameObject", false)).isEqualTo(S3Api.OTHER);
-    assertThat(CountingProxy.classify("POST", "/b/k?uploads", false))
-        .isEqualTo(S3Api.CREATE_MULTIPART_UPLOAD);
-    assertThat(CountingProxy.classify("POST", "/b/k?uploadId=u", false))
-        .isEqualTo(S3Api.COMPLETE_MULTIPART_UPLOAD);
-    assertThat(CountingProxy.classify("DELETE", "/b/k?uploadId=u", false))
-        .isEqualTo(S3Api.ABORT_MULTIPART_UPLOAD);
-    assertThat(CountingProxy.classify("DELETE", "/b/dir/k", false)).isEqualTo(S3Api.DELETE_OBJECT);
-    assertThat(CountingProxy.classify("POST", "/b?delete", false)).isEqualTo(S3Api.DELETE_OBJECTS);
-    assertThat(CountingProxy.classify("GET", "/b/k?uploadId=u&max-parts=10", false))
-        .isEqualTo(S3Api.LIST_PARTS);
-    assertThat(CountingProxy.classify("GET", "/b?uploads&prefix=p", false))
-        .isEqualTo(S3Api.LIST_MULTIPART_UPLOADS);
-    assertThat(CountingProxy.classify("GET", "/b/k?versionId=v&partNumber=1", false))
-        .isEqualTo(S3Api.GET_OBJECT);
-    assertThat(CountingProxy.classify("GET", "/b/dir/", false)).isEqualTo(S3Api.GET_OBJECT);
-    assertThat(CountingProxy.classify("HEAD", "/b/k", false)).isEqualTo(S3Api.HEAD_OBJECT);
-    assertThat(CountingProxy.classify("GET", "/b?list-type=2&prefix=a%2F&delimiter=%2F", false))
-        .isEqualTo(S3Api.LIST_OBJECTS);
-    assertThat(CountingProxy.classify("GET", "/b/", false)).isEqualTo(S3Api.LIST_OBJECTS);
-    assertThat(CountingProxy.classify("GET", "/b?location", false)).isEqualTo(S3Api.OTHER);
-    assertThat(CountingProxy.classify("HEAD", "/b", false)).isEqualTo(S3Api.OTHER);
-    assertThat(CountingProxy.classify("PUT", "/b", false)).isEqualTo(S3Api.OTHER);
-    assertThat(CountingProxy.classify("GET", "/", false)).isEqualTo(S3Api.OTHER);
-  }
-
-  @Test
   void countsEachRequestAndTheBodyBytesEachWayAsTheyPassUnchanged() throws Exception {
     Traffic before = proxy.read();
 
