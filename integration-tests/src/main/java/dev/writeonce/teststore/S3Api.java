@@ -5,7 +5,8 @@ import java.util.Set;
 
 /**
  * The S3 operations the meters tell apart, whatever each store calls them, and the one rule that
- * tells them apart on the wire: {@link #classify}.
+ * tells them apart on the wire: {@link #classify}, used by the {@link StoreRelay} to count requests
+ * and to pick the requests its faults and alterations apply to.
  */
 public enum S3Api {
   PUT_OBJECT,

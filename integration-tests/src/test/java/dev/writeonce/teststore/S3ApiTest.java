@@ -2,6 +2,7 @@ package dev.writeonce.teststore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class S3ApiTest {
@@ -39,5 +40,22 @@ class S3ApiTest {
     assertThat(S3Api.classify("HEAD", "/b", false)).isEqualTo(S3Api.OTHER);
     assertThat(S3Api.classify("PUT", "/b", false)).isEqualTo(S3Api.OTHER);
     assertThat(S3Api.classify("GET", "/", false)).isEqualTo(S3Api.OTHER);
+  }
+
+  @Test
+  void theRelaysRequestPredicatesAreTheClassifiersOperations() {
+    assertThat(request("PUT", "/b/k", Map.of()).isPutObject()).isTrue();
+    assertThat(request("PUT", "/b/k", Map.of("x-amz-copy-source", "/b/j")).isPutObject()).isFalse();
+    assertThat(request("PUT", "/b/k?partNumber=1&uploadId=u", Map.of()).isPutObject()).isFalse();
+    assertThat(request("PUT", "/b/k?partNumber=1&uploadId=u", Map.of()).isUploadPart()).isTrue();
+    assertThat(request("POST", "/b/k?uploadId=u", Map.of()).isCompleteUpload()).isTrue();
+    assertThat(request("POST", "/b/k?uploads", Map.of()).isCompleteUpload()).isFalse();
+    assertThat(request("GET", "/b?list-type=2", Map.of()).operation())
+        .isEqualTo(S3Api.LIST_OBJECTS);
+  }
+
+  private static StoreRelay.Request request(
+      String method, String target, Map<String, String> headers) {
+    return new StoreRelay.Request(method, target, headers);
   }
 }
