@@ -15,7 +15,7 @@ import software.amazon.awssdk.http.auth.spi.signer.SignedRequest;
 import software.amazon.awssdk.identity.spi.AwsCredentialsIdentity;
 
 /**
- * Signs a request again after the {@link FaultProxy} removed one of its headers: the store then
+ * Signs a request again after the {@link StoreRelay} removed one of its headers: the store then
  * takes it as the client's own request without that header. An {@code aws-chunked} body (signed
  * chunks, checksum trailers) is sent as its plain payload, with the payload's hash signed.
  */
@@ -29,6 +29,7 @@ final class RequestSigner {
           "x-amz-content-sha256",
           "content-length",
           "content-encoding",
+          "transfer-encoding",
           "x-amz-decoded-content-length",
           "x-amz-trailer",
           "x-amz-sdk-checksum-algorithm",
@@ -37,9 +38,9 @@ final class RequestSigner {
   private RequestSigner() {}
 
   static byte[] withoutHeader(
-      FaultProxy.Request request, byte[] body, String dropped, String[] signing) {
+      StoreRelay.Request request, byte[] body, String dropped, String[] signing) {
     if (signing == null) {
-      throw new IllegalStateException("the proxy drops a header only after signingWith(...)");
+      throw new IllegalStateException("the relay drops a header only after signingWith(...)");
     }
     String sha = request.headers().getOrDefault("x-amz-content-sha256", "");
     byte[] payload = sha.startsWith("STREAMING-") ? dechunk(body) : body;

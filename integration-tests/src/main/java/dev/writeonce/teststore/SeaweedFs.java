@@ -28,9 +28,9 @@ import software.amazon.awssdk.core.sync.RequestBody;
 /**
  * A SeaweedFS server process (master, volume server, filer and S3 gateway in one {@code weed
  * server}) on loopback ports with a fresh data directory. The binary is the pinned build of {@link
- * SeaweedFsBinary}. Its requests are metered by a {@link CountingProxy} in front of the S3 port:
+ * SeaweedFsBinary}. Its requests are metered by a {@link StoreRelay} in front of the S3 port:
  * SeaweedFS's own Prometheus counters ({@code SeaweedFS_s3_request_total}) are per HTTP method and
- * bucket, not per S3 operation. The suites reach the store through the proxy; the server's log is
+ * bucket, not per S3 operation. The suites reach the store through the relay; the server's log is
  * kept in {@code target/seaweedfs/} of the working directory.
  */
 public final class SeaweedFs extends AbstractTestStore {
@@ -58,22 +58,22 @@ public final class SeaweedFs extends AbstractTestStore {
   private final Process process;
   private final Path dir;
   private final Path log;
-  private final CountingProxy proxy;
+  private final StoreRelay relay;
   private final List<Integer> ports;
 
   private SeaweedFs(
       Process process,
       Path dir,
       Path log,
-      CountingProxy proxy,
+      StoreRelay relay,
       List<Integer> ports,
       String accessKey,
       String secretKey) {
-    super("seaweedfs", proxy.endpoint(), proxy, "us-east-1", accessKey, secretKey);
+    super("seaweedfs", relay.endpoint(), relay, "us-east-1", accessKey, secretKey);
     this.process = process;
     this.dir = dir;
     this.log = log;
-    this.proxy = proxy;
+    this.relay = relay;
     this.ports = ports;
   }
 
@@ -131,15 +131,15 @@ public final class SeaweedFs extends AbstractTestStore {
             .redirectOutput(log.toFile());
     builder.environment().putAll(ONE_VOLUME_PER_GROWTH);
     Process process = builder.start();
-    CountingProxy proxy;
+    StoreRelay relay;
     try {
-      proxy = CountingProxy.start(URI.create("http://127.0.0.1:" + s3Port));
+      relay = StoreRelay.start(URI.create("http://127.0.0.1:" + s3Port));
     } catch (IOException e) {
       stop(process, ports);
       Deletes.recursively(dir);
       throw e;
     }
-    SeaweedFs store = new SeaweedFs(process, dir, log, proxy, ports, accessKey, secretKey);
+    SeaweedFs store = new SeaweedFs(process, dir, log, relay, ports, accessKey, secretKey);
     try {
       store.awaitReady(s3Port);
     } catch (IOException | RuntimeException e) {
@@ -147,7 +147,7 @@ public final class SeaweedFs extends AbstractTestStore {
       throw e;
     }
     LOG.info(
-        "SeaweedFS {} started: S3 at {} through the counting proxy at {} (data in {}, log {})",
+        "SeaweedFS {} started: S3 at {} through the counting relay at {} (data in {}, log {})",
         binary,
         "127.0.0.1:" + s3Port,
         store.endpoint(),
@@ -337,7 +337,7 @@ public final class SeaweedFs extends AbstractTestStore {
   @Override
   public void close() throws IOException {
     adminClient().close();
-    proxy.close();
+    relay.close();
     stop(process, ports);
     Deletes.recursively(dir);
   }

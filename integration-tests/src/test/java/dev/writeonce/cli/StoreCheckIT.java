@@ -12,10 +12,11 @@ import dev.writeonce.core.store.check.StoreTrust;
 import dev.writeonce.core.store.check.Verdict;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
-import dev.writeonce.teststore.FaultProxy;
-import dev.writeonce.teststore.FaultProxy.Alteration;
-import dev.writeonce.teststore.FaultProxy.Request;
+import dev.writeonce.teststore.S3Api;
 import dev.writeonce.teststore.StoreChecks;
+import dev.writeonce.teststore.StoreRelay;
+import dev.writeonce.teststore.StoreRelay.Alteration;
+import dev.writeonce.teststore.StoreRelay.Request;
 import dev.writeonce.teststore.TestStore;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -51,13 +52,13 @@ class StoreCheckIT {
 
   @TempDir Path scratch;
 
-  private FaultProxy proxy;
+  private StoreRelay proxy;
   private String bucket;
   private BucketView view;
 
   @BeforeEach
   void startProxy() throws Exception {
-    proxy = FaultProxy.start(store.endpoint());
+    proxy = StoreRelay.start(store.endpoint());
     Configuration settings = store.configure(new Configuration(false));
     proxy.signingWith(
         settings.get("fs.s3a.access.key"),
@@ -137,7 +138,7 @@ class StoreCheckIT {
     // The abort never reaches the store: the upload stays completable, as on a store that
     // answers an abort and keeps the upload.
     proxy.alter(
-        r -> r.method().equals("DELETE") && r.has("uploadId=") && r.target().contains("aborted"),
+        r -> r.operation() == S3Api.ABORT_MULTIPART_UPLOAD && r.target().contains("aborted"),
         new Alteration.FakeAnswer(204));
     assertRefused(Capability.COMPLETE_AFTER_ABORT);
   }
@@ -172,7 +173,7 @@ class StoreCheckIT {
 
   @Test
   void aCheckThatGetsNoAnswerIsNeverRememberedAndTheNextJobChecksAgain() throws Exception {
-    proxy.inject(r -> true, FaultProxy.Fault.RESET_BEFORE, 10_000);
+    proxy.inject(r -> true, StoreRelay.Fault.RESET_BEFORE, 10_000);
     Run run = checkStore(proxy.endpoint().toString());
     assertThat(run.exit()).as(run.output()).isEqualTo(Main.FAILED);
 
@@ -208,7 +209,7 @@ class StoreCheckIT {
   @Test
   void uploadsMissingFromAPrefixListingAreDetectedAndLeftToTheLifecycleRule() throws Exception {
     proxy.alter(
-        r -> r.method().equals("GET") && r.has("uploads") && r.target().contains("dir%2F"),
+        r -> r.operation() == S3Api.LIST_MULTIPART_UPLOADS && r.target().contains("dir%2F"),
         new Alteration.RewriteAnswer(body -> body.replaceAll("(?s)<Upload>.*?</Upload>", "")));
     assertFallback(Capability.LIST_UPLOADS_BY_PREFIX);
   }
@@ -256,7 +257,7 @@ class StoreCheckIT {
 
   private static Predicate<Request> listingOf(String dir) {
     return r ->
-        r.method().equals("GET")
+        r.operation() == S3Api.LIST_OBJECTS
             && r.has("list-type=2")
             && r.target().contains("%2F" + dir + "%2F");
   }

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
-import dev.writeonce.teststore.FaultProxy;
-import dev.writeonce.teststore.FaultProxy.Fault;
-import dev.writeonce.teststore.FaultProxy.Request;
+import dev.writeonce.teststore.StoreRelay;
+import dev.writeonce.teststore.StoreRelay.Fault;
+import dev.writeonce.teststore.StoreRelay.Request;
 import dev.writeonce.teststore.TestStore;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Store faults between the committer and a real store, injected by {@link FaultProxy}: answers of
+ * Store faults between the committer and a real store, injected by {@link StoreRelay}: answers of
  * 500 and 503, connections reset before a request reaches the store or after it acted, and delays,
  * during task commit and job commit. The job either succeeds with exactly its output, or fails and
  * {@code writeonce recover} converges to all or nothing; nothing is lost or duplicated, and no
@@ -45,13 +45,13 @@ class StoreFaultIT {
 
   @TempDir Path scratch;
 
-  private FaultProxy proxy;
+  private StoreRelay proxy;
   private String bucket;
   private BucketView view;
 
   @BeforeEach
   void startProxy() throws Exception {
-    proxy = FaultProxy.start(store().endpoint());
+    proxy = StoreRelay.start(store().endpoint());
     bucket = store().newBucket("faults");
     view = new BucketView(store(), bucket);
   }

@@ -11,8 +11,8 @@ import dev.writeonce.shim.ShimConfig;
 import dev.writeonce.shim.ShimStatistics;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
-import dev.writeonce.teststore.FaultProxy;
 import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.StoreRelay;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
 import java.io.IOException;
@@ -970,7 +970,7 @@ class RenameShimIT {
       throws Exception {
     String bucket = store().newBucket("shim-miss-copy-fails");
     String base = "s3a://" + bucket + "/out";
-    try (FaultProxy proxy = FaultProxy.start(store().endpoint())) {
+    try (StoreRelay proxy = StoreRelay.start(store().endpoint())) {
       Configuration conf = configuration(1, true);
       conf.set("fs.s3a.endpoint", proxy.endpoint().toString());
       conf.set("fs.s3a.impl.disable.cache", "true");
@@ -982,7 +982,7 @@ class RenameShimIT {
       try {
         proxy.inject(
             request -> request.headers().containsKey("x-amz-copy-source"),
-            FaultProxy.Fault.STATUS_500,
+            StoreRelay.Fault.STATUS_500,
             100);
 
         Throwable failure =

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
-import dev.writeonce.teststore.FaultProxy;
 import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.StoreRelay;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
 import java.io.IOException;
@@ -40,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * FileOutputCommitter v1's job commit through the shim, cut at each request it sends in turn, and
- * with each answer lost in turn, by a {@link FaultProxy} between the committing process and the
+ * with each answer lost in turn, by a {@link StoreRelay} between the committing process and the
  * store. Two tasks commit first (files at the top of the output and in a partition); only the job
  * commit goes through the proxy. After every cut:
  *
@@ -74,14 +74,14 @@ class ShimCommitCutIT {
 
   @TempDir Path scratch;
 
-  private FaultProxy proxy;
+  private StoreRelay proxy;
   private int algorithm = 1;
   private String bucket;
   private BucketView view;
 
   @BeforeEach
   void startProxy() throws Exception {
-    proxy = FaultProxy.start(store.endpoint());
+    proxy = StoreRelay.start(store.endpoint());
     bucket = store.newBucket("shim-cut");
     view = new BucketView(store, bucket);
   }
@@ -173,7 +173,7 @@ class ShimCommitCutIT {
   }
 
   /** Runs the job commit through the proxy under {@code faults}; returns its failure, if any. */
-  private Throwable commitThroughProxy(String root, int jobNumber, Consumer<FaultProxy> faults) {
+  private Throwable commitThroughProxy(String root, int jobNumber, Consumer<StoreRelay> faults) {
     Configuration conf = throughProxy(view.uri(root + "out"));
     JobContext job = new JobContextImpl(conf, jobId(jobNumber));
     Throwable failure = null;
@@ -411,7 +411,7 @@ class ShimCommitCutIT {
    * framework's retry of task 1 and the job commit, straight to the store; checks the job's output.
    */
   private void taskCommitCutThenRetried(
-      String root, int jobNumber, String what, Consumer<FaultProxy> faults) throws Exception {
+      String root, int jobNumber, String what, Consumer<StoreRelay> faults) throws Exception {
     String out = view.uri(root + "out");
     Map<String, String> files = setUpJob(root, jobNumber);
     TaskAttempt committed = writeTask(root, jobNumber, 0, 0, direct(out));
@@ -459,7 +459,7 @@ class ShimCommitCutIT {
     Map<String, String> files = jobWithCommittedTasks("uncached/", 7);
     Configuration conf = throughProxy(view.uri("uncached/out"));
     conf.setBoolean("fs.s3a.impl.disable.cache", true);
-    proxy.inject(FaultProxy.Request::isCompleteUpload, FaultProxy.Fault.DELAY_2S, files.size());
+    proxy.inject(StoreRelay.Request::isCompleteUpload, StoreRelay.Fault.DELAY_2S, files.size());
     JobContext job = new JobContextImpl(conf, jobId(7));
     new FileOutputCommitter(new org.apache.hadoop.fs.Path(view.uri("uncached/out")), job)
         .commitJob(job);
