@@ -1,6 +1,7 @@
 package dev.writeonce.bench;
 
 import dev.writeonce.core.engine.JobLayout;
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.ManifestFormats;
 import dev.writeonce.core.model.Destination;
@@ -8,7 +9,6 @@ import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.model.UploadPart;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.OpenUpload;
 import dev.writeonce.core.store.RequestCounters;

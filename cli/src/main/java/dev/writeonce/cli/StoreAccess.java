@@ -2,9 +2,9 @@ package dev.writeonce.cli;
 
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.engine.JobLayout;
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.Destination;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.store.check.StoreTrust;

@@ -1,8 +1,8 @@
 package dev.writeonce.staging;
 
-import dev.writeonce.core.engine.WorkerPool;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.work.WorkerPool;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.file.Files;

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.committer.ConflictPolicy;
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.UploadPart;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.testing.FaultInjectingStore;
 import dev.writeonce.core.testing.ForwardingStore;

@@ -1,6 +1,6 @@
 package dev.writeonce.shim;
 
-import dev.writeonce.core.engine.WorkerPool;
+import dev.writeonce.core.work.WorkerPool;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -4,7 +4,7 @@ import static dev.writeonce.shim.ShimNames.commonDirectory;
 import static dev.writeonce.shim.ShimNames.isAtOrUnder;
 import static dev.writeonce.shim.ShimNames.parentOf;
 
-import dev.writeonce.core.engine.WorkerPool;
+import dev.writeonce.core.work.WorkerPool;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;

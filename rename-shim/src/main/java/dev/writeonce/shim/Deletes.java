@@ -1,10 +1,10 @@
 package dev.writeonce.shim;
 
-import dev.writeonce.core.engine.Tasks;
-import dev.writeonce.core.engine.WorkerPool;
 import dev.writeonce.core.model.PendingFile;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.work.Tasks;
+import dev.writeonce.core.work.WorkerPool;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

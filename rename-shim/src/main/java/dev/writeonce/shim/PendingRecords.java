@@ -94,7 +94,7 @@ final class PendingRecords {
     try {
       return write(key, file, true);
     } catch (dev.writeonce.core.errors.StoreException e) {
-      if (!e.is(dev.writeonce.core.store.ErrorKind.PRECONDITION_FAILED)) {
+      if (!e.is(dev.writeonce.core.errors.ErrorKind.PRECONDITION_FAILED)) {
         throw e;
       }
       throw (IOException)

@@ -1,12 +1,12 @@
 package dev.writeonce.shim;
 
 import dev.writeonce.core.config.CommitterConfig;
-import dev.writeonce.core.engine.Tasks;
-import dev.writeonce.core.engine.WorkerPool;
 import dev.writeonce.core.model.LoadPlan;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.upload.UploadOutputStream;
+import dev.writeonce.core.work.Tasks;
+import dev.writeonce.core.work.WorkerPool;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package dev.writeonce.shim;
 
-import dev.writeonce.core.engine.WorkerPool;
 import dev.writeonce.core.upload.UploadPool;
+import dev.writeonce.core.work.WorkerPool;
 import java.util.List;
 import java.util.function.LongSupplier;
 

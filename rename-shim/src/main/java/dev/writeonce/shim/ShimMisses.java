@@ -6,6 +6,7 @@ import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.ShimMiss;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.upload.UploadCompletion;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -219,7 +220,8 @@ final class ShimMisses {
           uri(miss.targetKey()));
       return;
     }
-    if (!miss.isCompletedObject(found.get())) {
+    if (!UploadCompletion.isCompletedObject(
+        miss.length(), miss.etag(), miss.parts(), found.get())) {
       LOG.warn(
           "rename shim: {} is not the data of the miss {} -> {} ({} bytes, ETag {}, where the"
               + " upload makes {} bytes{}): another writer's object, left in place",

@@ -1,6 +1,6 @@
 package dev.writeonce.shim;
 
-import dev.writeonce.core.engine.WorkerPool;
+import dev.writeonce.core.work.WorkerPool;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

@@ -2,9 +2,9 @@ package dev.writeonce.core.engine;
 
 import dev.writeonce.core.errors.CommitConflictException;
 import dev.writeonce.core.errors.CommitStateUnknownException;
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.JobRecordFormat;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 

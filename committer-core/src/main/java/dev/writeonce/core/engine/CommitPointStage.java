@@ -2,10 +2,10 @@ package dev.writeonce.core.engine;
 
 import dev.writeonce.core.errors.CommitConflictException;
 import dev.writeonce.core.errors.CommitStateUnknownException;
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.ManifestFormats;
 import dev.writeonce.core.model.JobManifest;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;
 import java.util.Arrays;

@@ -7,6 +7,7 @@ import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.upload.UploadCompletion;
+import dev.writeonce.core.work.Tasks;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,5 +1,6 @@
 package dev.writeonce.core.engine;
 
+import dev.writeonce.core.work.WorkerPool;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 

@@ -1,6 +1,7 @@
 package dev.writeonce.core.engine;
 
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.errors.JobCommittedException;
 import dev.writeonce.core.errors.StoreException;
@@ -12,9 +13,9 @@ import dev.writeonce.core.model.JobRecord.State;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskManifest;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.work.Tasks;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -1,5 +1,6 @@
 package dev.writeonce.core.engine;
 
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.SuccessDataFormat;
@@ -10,7 +11,6 @@ import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.ManifestChunk;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreGateway;

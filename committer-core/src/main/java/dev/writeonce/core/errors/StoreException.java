@@ -1,7 +1,5 @@
 package dev.writeonce.core.errors;
 
-import dev.writeonce.core.store.ErrorKind;
-
 /**
  * A store request that failed, with its kind. The message names the operation, the object and the
  * store's error code and request id; it never carries credentials.

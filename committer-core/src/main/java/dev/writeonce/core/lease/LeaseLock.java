@@ -1,12 +1,12 @@
 package dev.writeonce.core.lease;
 
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.errors.LeaseLostException;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.InsertLockFormat;
 import dev.writeonce.core.model.InsertLock;
 import dev.writeonce.core.model.JobRecord;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.OwnedObjects;
 import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.StoreGateway;

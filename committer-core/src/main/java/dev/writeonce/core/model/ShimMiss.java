@@ -47,15 +47,6 @@ public record ShimMiss(
     }
   }
 
-  /**
-   * Whether an object is this miss's completed upload, by the rule every completion uses ({@link
-   * dev.writeonce.core.upload.UploadCompletion#isCompletedObject}).
-   */
-  public boolean isCompletedObject(dev.writeonce.core.store.ObjectInfo object) {
-    return dev.writeonce.core.upload.UploadCompletion.isCompletedObject(
-        length, etag, parts, object);
-  }
-
   /** The note of a miss about to complete this upload and copy it to the target key. */
   public static ShimMiss of(
       PendingUpload upload, String sourceKey, String targetKey, long createdAtMillis) {

@@ -1,12 +1,12 @@
 package dev.writeonce.core.publish;
 
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.lease.LeaseLock;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.RetireRecord;
 import dev.writeonce.core.model.RetireRecord.RetiredObject;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package dev.writeonce.core.publish;
 
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.RetireRecordFormat;
@@ -7,7 +8,6 @@ import dev.writeonce.core.lease.LeaseLock;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.RetireRecord;
 import dev.writeonce.core.model.RetireRecord.RetiredObject;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.StoreGateway;

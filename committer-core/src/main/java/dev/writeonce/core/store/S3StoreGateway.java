@@ -1,5 +1,6 @@
 package dev.writeonce.core.store;
 
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.PendingUpload;

@@ -1,5 +1,6 @@
 package dev.writeonce.core.store;
 
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;

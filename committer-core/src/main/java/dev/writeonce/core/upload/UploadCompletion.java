@@ -1,8 +1,8 @@
 package dev.writeonce.core.upload;
 
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.PendingUpload;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
 import java.io.IOException;

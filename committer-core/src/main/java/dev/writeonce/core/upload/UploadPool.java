@@ -1,6 +1,6 @@
 package dev.writeonce.core.upload;
 
-import dev.writeonce.core.engine.WorkerPool;
+import dev.writeonce.core.work.WorkerPool;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.errors.CommitConflictException;
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.errors.InvalidJobException;
 import dev.writeonce.core.json.ManifestFormats;
@@ -13,7 +14,6 @@ import dev.writeonce.core.model.ConflictMode;
 import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.TaskManifest;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.testing.FaultInjectingStore;
 import dev.writeonce.core.testing.InMemoryStore;

@@ -125,7 +125,7 @@ class StrayUploadsTest {
             .failFrom(
                 dev.writeonce.core.store.RequestType.COMPLETE_UPLOAD,
                 1,
-                dev.writeonce.core.store.ErrorKind.FATAL);
+                dev.writeonce.core.errors.ErrorKind.FATAL);
     org.assertj.core.api.Assertions.assertThatThrownBy(
             () ->
                 new JobCommitEngine(

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.config.CommitterConfig;
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.JobCommittedException;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.SuccessDataFormat;
@@ -14,7 +15,6 @@ import dev.writeonce.core.model.FinishedJob;
 import dev.writeonce.core.model.JobRecord;
 import dev.writeonce.core.model.SuccessData;
 import dev.writeonce.core.model.TaskManifest;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreGateway;

@@ -3,11 +3,11 @@ package dev.writeonce.core.lease;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.LeaseLostException;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.json.InsertLockFormat;
 import dev.writeonce.core.model.InsertLock;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.testing.ForwardingStore;

@@ -2,6 +2,7 @@ package dev.writeonce.core.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;

@@ -1,10 +1,10 @@
 package dev.writeonce.core.testing;
 
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.OpenUpload;
 import dev.writeonce.core.store.RequestCounters;

@@ -3,8 +3,8 @@ package dev.writeonce.core.upload;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.model.PendingUpload;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.testing.FaultInjectingStore;
 import dev.writeonce.core.testing.InMemoryStore;

@@ -1,6 +1,6 @@
 package dev.writeonce.shim.simulation;
 
-import dev.writeonce.core.engine.WorkerPool;
+import dev.writeonce.core.work.WorkerPool;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;

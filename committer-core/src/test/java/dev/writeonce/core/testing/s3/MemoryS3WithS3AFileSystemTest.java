@@ -3,10 +3,10 @@ package dev.writeonce.core.testing.s3;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
-import dev.writeonce.core.store.ErrorKind;
 import dev.writeonce.core.store.KeyProbe;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.S3StoreGateway;

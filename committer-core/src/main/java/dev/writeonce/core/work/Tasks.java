@@ -1,4 +1,4 @@
-package dev.writeonce.core.engine;
+package dev.writeonce.core.work;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;

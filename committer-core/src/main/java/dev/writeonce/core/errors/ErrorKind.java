@@ -1,4 +1,4 @@
-package dev.writeonce.core.store;
+package dev.writeonce.core.errors;
 
 /** What a failed store request means for the caller; decided once, in {@link StoreErrors}. */
 public enum ErrorKind {

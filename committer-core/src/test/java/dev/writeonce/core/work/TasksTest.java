@@ -1,8 +1,9 @@
-package dev.writeonce.core.engine;
+package dev.writeonce.core.work;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.engine.JobCommitContext;
 import java.io.IOException;
 import java.util.List;
 import java.util.Set;

@@ -1,4 +1,4 @@
-package dev.writeonce.core.engine;
+package dev.writeonce.core.work;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
