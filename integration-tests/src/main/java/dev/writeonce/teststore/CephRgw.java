@@ -77,6 +77,6 @@ public final class CephRgw extends AbstractTestStore {
     adminClient().close();
     Processes.run(
         List.of(script.toString(), "stop", stateDir.toString()), stateDir.resolve("stop.log"), 120);
-    Deletes.recursively(stateDir);
+    ScratchDirectories.remove(stateDir);
   }
 }

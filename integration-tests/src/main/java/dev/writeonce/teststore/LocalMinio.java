@@ -148,6 +148,6 @@ public final class LocalMinio extends AbstractTestStore {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    Deletes.recursively(dir);
+    ScratchDirectories.remove(dir);
   }
 }

@@ -136,7 +136,7 @@ public final class SeaweedFs extends AbstractTestStore {
       relay = StoreRelay.start(URI.create("http://127.0.0.1:" + s3Port));
     } catch (IOException e) {
       stop(process, ports);
-      Deletes.recursively(dir);
+      ScratchDirectories.remove(dir);
       throw e;
     }
     SeaweedFs store = new SeaweedFs(process, dir, log, relay, ports, accessKey, secretKey);
@@ -339,6 +339,6 @@ public final class SeaweedFs extends AbstractTestStore {
     adminClient().close();
     relay.close();
     stop(process, ports);
-    Deletes.recursively(dir);
+    ScratchDirectories.remove(dir);
   }
 }

@@ -118,7 +118,7 @@ final class SeaweedFsBinary {
           TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started),
           binary);
     } finally {
-      Deletes.recursively(work);
+      ScratchDirectories.remove(work);
     }
   }
 

@@ -7,11 +7,11 @@ import java.util.Comparator;
 import java.util.stream.Stream;
 
 /** Removes a store's scratch directory. */
-final class Deletes {
+final class ScratchDirectories {
 
-  private Deletes() {}
+  private ScratchDirectories() {}
 
-  static void recursively(Path dir) {
+  static void remove(Path dir) {
     if (!Files.exists(dir)) {
       return;
     }
