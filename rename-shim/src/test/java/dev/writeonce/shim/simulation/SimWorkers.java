@@ -1,6 +1,8 @@
 package dev.writeonce.shim.simulation;
 
 import dev.writeonce.core.engine.WorkerPool;
+import dev.writeonce.core.testing.simulation.Scheduler;
+import dev.writeonce.core.testing.simulation.SimFuture;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
