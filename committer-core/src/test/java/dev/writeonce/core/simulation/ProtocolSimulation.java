@@ -106,7 +106,7 @@ final class ProtocolSimulation implements World {
   ProtocolSimulation(ProtocolPlan plan, boolean traced) {
     this.plan = plan;
     this.world = new SharedStore(traced);
-    this.operator = new SimStore(world, null, "operator", Faults.NONE, 0);
+    this.operator = new SimStore(world, null, null, "operator", Faults.NONE, 0);
   }
 
   @Override
@@ -169,9 +169,11 @@ final class ProtocolSimulation implements World {
 
   private SimStore store(
       Scheduler scheduler, String name, int crashAt, long salt, boolean landsLate) {
+    // Called in the actor's thread: its store's requests are its steps, from whichever thread.
     return new SimStore(
         world,
         scheduler,
+        scheduler.current(),
         name,
         Faults.rates(plan.transientRate(), plan.lostAnswerRate())
             .withCrash(crashAt, landsLate ? Faults.AtCrash.LANDS_LATE : Faults.AtCrash.UNSENT),

@@ -218,41 +218,45 @@ final class PublicationSimulation implements World {
   }
 
   private void addStatement(Scheduler scheduler, StatementRun run) {
+    Scheduler.Actor[] self = new Scheduler.Actor[2];
     Timer timer = new Timer(run);
-    scheduler.spawn(
-        run.run(),
-        () -> {
-          try {
-            SimStore own =
-                new SimStore(
-                    world,
-                    scheduler,
-                    run.run(),
-                    faults(run.plan.crashAt(), run.plan.pauseAt(), run.plan.index()),
-                    seed(run.plan.index()),
-                    run.process);
-            SimStore timers =
-                new SimStore(
-                    world,
-                    scheduler,
-                    run.run() + " timer",
-                    faults(0, 0, 100 + run.plan.index()),
-                    seed(100 + run.plan.index()),
-                    run.process);
-            StoreGateway store =
-                new ForwardingStore(own) {
-                  @Override
-                  protected StoreGateway delegate() {
-                    return Thread.currentThread() == timer.thread ? timers : own;
-                  }
-                };
-            waitToStart(scheduler, run.plan.startAfterMillis());
-            statement(scheduler, run, own, store, timer);
-          } finally {
-            run.ended = true;
-          }
-        });
-    scheduler.spawn(run.run() + " timer", () -> timer.loop(scheduler));
+    self[0] =
+        scheduler.spawn(
+            run.run(),
+            () -> {
+              try {
+                SimStore own =
+                    new SimStore(
+                        world,
+                        scheduler,
+                        self[0],
+                        run.run(),
+                        faults(run.plan.crashAt(), run.plan.pauseAt(), run.plan.index()),
+                        seed(run.plan.index()),
+                        run.process);
+                SimStore timers =
+                    new SimStore(
+                        world,
+                        scheduler,
+                        self[1],
+                        run.run() + " timer",
+                        faults(0, 0, 100 + run.plan.index()),
+                        seed(100 + run.plan.index()),
+                        run.process);
+                StoreGateway store =
+                    new ForwardingStore(own) {
+                      @Override
+                      protected StoreGateway delegate() {
+                        return Thread.currentThread() == timer.thread ? timers : own;
+                      }
+                    };
+                waitToStart(scheduler, run.plan.startAfterMillis());
+                statement(scheduler, run, own, store, timer);
+              } finally {
+                run.ended = true;
+              }
+            });
+    self[1] = scheduler.spawn(run.run() + " timer", () -> timer.loop(scheduler));
   }
 
   /** The statement's first request comes this much later on the store's clock. */
@@ -477,7 +481,13 @@ final class PublicationSimulation implements World {
         "outside writer",
         () -> {
           SimStore store =
-              new SimStore(world, scheduler, "outside writer", faults(0, 0, 500), seed(500));
+              new SimStore(
+                  world,
+                  scheduler,
+                  scheduler.current(),
+                  "outside writer",
+                  faults(0, 0, 500),
+                  seed(500));
           for (int n = 0; n < plan.outsideWrites(); n++) {
             waitToStart(scheduler, random.nextInt((int) PublicationPlan.GRACE_MILLIS));
             // Live and superseded locations of the table, and the other table's.
@@ -911,7 +921,7 @@ final class PublicationSimulation implements World {
    */
   private void endPhase() {
     world.observer = new Checker();
-    StoreGateway operator = new SimStore(world, null, "end", Faults.NONE, 0);
+    StoreGateway operator = new SimStore(world, null, null, "end", Faults.NONE, 0);
     for (int n = 0; n < 3; n++) {
       world.memory.advanceClock(PublicationPlan.GRACE_MILLIS + PublicationPlan.LEASE_MILLIS);
       StatementRun run =

@@ -49,15 +49,25 @@ final class SimStore implements StoreGateway {
   private final String name;
   private final FaultRelay relay;
 
-  /** A store of a process of its own. */
-  SimStore(SharedStore world, Scheduler scheduler, String name, Faults faults, long seed) {
-    this(world, scheduler, name, faults, seed, new SimProcess(name));
+  /**
+   * A store of a process of its own, whose requests are steps of the actor (its own thread, or a
+   * pool thread working for it); outside the schedule when the scheduler is null.
+   */
+  SimStore(
+      SharedStore world,
+      Scheduler scheduler,
+      Scheduler.Actor actor,
+      String name,
+      Faults faults,
+      long seed) {
+    this(world, scheduler, actor, name, faults, seed, new SimProcess(name));
   }
 
   /** One of the stores of a process whose threads each have one (a statement and its timer). */
   SimStore(
       SharedStore world,
       Scheduler scheduler,
+      Scheduler.Actor actor,
       String name,
       Faults faults,
       long seed,
@@ -67,6 +77,7 @@ final class SimStore implements StoreGateway {
     this.relay =
         new FaultRelay(
             scheduler,
+            actor,
             process,
             world.clock,
             faults,

@@ -49,7 +49,8 @@ final class Process {
     this.name = name;
     this.world = world;
     this.process = new SimProcess(name);
-    this.relay = new FaultRelay(world.scheduler(), process, world.clock(), faults, seed, null);
+    this.relay =
+        new FaultRelay(world.scheduler(), null, process, world.clock(), faults, seed, null);
     this.failAlways = failAlways;
     this.endpoint = MemoryS3ClientFactory.register(world.store(), new Hook());
     this.user = UserGroupInformation.createRemoteUser(name);

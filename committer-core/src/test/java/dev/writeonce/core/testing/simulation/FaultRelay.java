@@ -39,6 +39,7 @@ public final class FaultRelay {
   public record Request(int number, Outcome outcome) {}
 
   private final Scheduler scheduler;
+  private final Scheduler.Actor owner;
   private final SimProcess process;
   private final SimClock clock;
   private final Faults faults;
@@ -49,16 +50,21 @@ public final class FaultRelay {
   /**
    * @param scheduler the schedule's scheduler, or null for a connection outside it (an operator
    *     after the schedule): no steps, no pauses
+   * @param owner the actor whose steps the connection's requests are, from whichever thread they
+   *     come (a pool working for it); null when each is the calling thread's, and a thread that is
+   *     no actor passes without a step
    * @param trace where the relay notes a pause, or null
    */
   public FaultRelay(
       Scheduler scheduler,
+      Scheduler.Actor owner,
       SimProcess process,
       SimClock clock,
       Faults faults,
       long seed,
       Consumer<String> trace) {
     this.scheduler = scheduler;
+    this.owner = owner;
     this.process = process;
     this.clock = clock;
     this.faults = faults;
@@ -81,10 +87,10 @@ public final class FaultRelay {
       return new Request(0, Outcome.DEAD);
     }
     if (scheduler != null) {
-      scheduler.yieldTurn();
+      scheduler.yieldTurn(owner);
       // Another thread of this process paused it: nothing is sent until it goes on.
       if (process.paused()) {
-        scheduler.blockUntil(() -> !process.paused() || process.dead());
+        scheduler.blockUntil(owner, () -> !process.paused() || process.dead());
       }
       if (process.dead()) {
         return new Request(0, Outcome.DEAD);
@@ -144,7 +150,7 @@ public final class FaultRelay {
     if (trace != null) {
       trace.accept(process.name() + " pauses until " + resumeAt);
     }
-    scheduler.sleepUntil(() -> clock.millis() >= resumeAt);
+    scheduler.sleepUntil(owner, () -> clock.millis() >= resumeAt);
     long behind = resumeAt - clock.millis();
     if (behind > 0) {
       clock.advance(behind);

@@ -162,7 +162,16 @@ public final class Scheduler {
    * when chosen. A thread that is no actor goes on at once.
    */
   public void yieldTurn() {
-    yieldAs(State.READY, () -> true);
+    yieldAs(null, State.READY, () -> true);
+  }
+
+  /**
+   * A step taken as the given actor, from its own thread or from a thread that works for it while
+   * it waits (a pool of the component under test): the calling thread goes on when the actor is
+   * chosen.
+   */
+  public void yieldTurn(Actor actor) {
+    yieldAs(actor, State.READY, () -> true);
   }
 
   /**
@@ -171,7 +180,12 @@ public final class Scheduler {
    * until the condition holds after another actor's step.
    */
   public void blockUntil(BooleanSupplier condition) {
-    yieldAs(State.BLOCKED, condition);
+    yieldAs(null, State.BLOCKED, condition);
+  }
+
+  /** {@link #blockUntil(BooleanSupplier)} as the given actor, as {@link #yieldTurn(Actor)}. */
+  public void blockUntil(Actor actor, BooleanSupplier condition) {
+    yieldAs(actor, State.BLOCKED, condition);
   }
 
   /**
@@ -179,7 +193,12 @@ public final class Scheduler {
    * (the clock passed its wake-up time), or earlier when no other actor can go on.
    */
   public void sleepUntil(BooleanSupplier condition) {
-    yieldAs(State.SLEEPING, condition);
+    yieldAs(null, State.SLEEPING, condition);
+  }
+
+  /** {@link #sleepUntil(BooleanSupplier)} as the given actor, as {@link #yieldTurn(Actor)}. */
+  public void sleepUntil(Actor actor, BooleanSupplier condition) {
+    yieldAs(actor, State.SLEEPING, condition);
   }
 
   /** A change that conditions may read: threads that are no actors look again. */
@@ -192,10 +211,10 @@ public final class Scheduler {
     }
   }
 
-  private void yieldAs(State state, BooleanSupplier condition) {
+  private void yieldAs(Actor as, State state, BooleanSupplier condition) {
     lock.lock();
     try {
-      Actor actor = byThread.get(Thread.currentThread());
+      Actor actor = as != null ? as : byThread.get(Thread.currentThread());
       if (actor == null) {
         // A thread that is no actor runs for an actor that waits for it.
         while (state != State.READY && !condition.getAsBoolean()) {
