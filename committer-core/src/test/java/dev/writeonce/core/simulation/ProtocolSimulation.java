@@ -12,6 +12,9 @@ import dev.writeonce.core.model.Destination;
 import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.SuccessData;
+import dev.writeonce.core.testing.simulation.Faults;
+import dev.writeonce.core.testing.simulation.Scheduler;
+import dev.writeonce.core.testing.simulation.World;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,11 +36,11 @@ import org.apache.hadoop.mapreduce.task.JobContextImpl;
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
 
 /**
- * Runs one {@link Plan} against the in-memory store with the library's committer lifecycle and
- * engine, then recovers whatever is left, as an operator would, and checks the protocol's
- * invariants. Returns the violations found; none when the protocol held.
+ * The protocol's world: runs one {@link ProtocolPlan} against the in-memory store with the
+ * library's committer lifecycle and engine, then recovers whatever is left, as an operator would,
+ * and checks the protocol's invariants. Returns the violations found; none when the protocol held.
  */
-final class ProtocolSimulation {
+final class ProtocolSimulation implements World {
 
   static final Destination[] DESTINATIONS = {
     Destination.of("s3a://bucket/t0/"), Destination.of("s3a://bucket/t1/")
@@ -55,7 +58,7 @@ final class ProtocolSimulation {
 
   /** A job's progress as its tasks and the checker see it. */
   private static final class JobRun {
-    final Plan.JobPlan plan;
+    final ProtocolPlan.JobPlan plan;
     final JobConf conf = new JobConf(false);
     final SimCommitter.LocalFiles files = new SimCommitter.LocalFiles();
     volatile boolean setupEnded;
@@ -64,7 +67,7 @@ final class ProtocolSimulation {
     Scheduler.Actor driver;
     final List<Scheduler.Actor> required = new ArrayList<>();
 
-    JobRun(Plan.JobPlan plan) {
+    JobRun(ProtocolPlan.JobPlan plan) {
       this.plan = plan;
     }
 
@@ -88,19 +91,26 @@ final class ProtocolSimulation {
     SINGLE_THREADED.setInt(CommitterConfig.COMMIT_THREADS, 1);
   }
 
-  private final Plan plan;
-  private final World world = new World();
+  private final ProtocolPlan plan;
+  private final SharedStore world;
   private final List<JobRun> runs = new ArrayList<>();
 
   /** The operator who recovers the destinations once every actor has ended; no faults. */
-  private final SimStore operator =
-      new SimStore(world, null, null, "operator", SimStore.Faults.NONE);
+  private final SimStore operator;
 
-  ProtocolSimulation(Plan plan) {
-    this.plan = plan;
+  /** {@code -Dwriteonce.simulation.trace=true} prints every request. */
+  ProtocolSimulation(ProtocolPlan plan) {
+    this(plan, Boolean.getBoolean("writeonce.simulation.trace"));
   }
 
-  List<String> run() throws InterruptedException {
+  ProtocolSimulation(ProtocolPlan plan, boolean traced) {
+    this.plan = plan;
+    this.world = new SharedStore(traced);
+    this.operator = new SimStore(world, null, null, "operator", Faults.NONE, 0);
+  }
+
+  @Override
+  public List<String> run() {
     for (int d = 0; d < DESTINATIONS.length; d++) {
       if (plan.oldData()[d]) {
         try {
@@ -111,13 +121,13 @@ final class ProtocolSimulation {
       }
     }
     Scheduler scheduler = new Scheduler(plan.seed());
-    for (Plan.JobPlan job : plan.jobs()) {
+    for (ProtocolPlan.JobPlan job : plan.jobs()) {
       runs.add(new JobRun(job));
     }
     for (JobRun run : runs) {
       addDriver(scheduler, run);
       Map<Integer, Scheduler.Actor> lastOfTask = new HashMap<>();
-      for (Plan.AttemptPlan attempt : run.plan.attempts()) {
+      for (ProtocolPlan.AttemptPlan attempt : run.plan.attempts()) {
         Scheduler.Actor previous = attempt.required() ? lastOfTask.get(attempt.task()) : null;
         Scheduler.Actor actor = addAttempt(scheduler, run, attempt, previous);
         if (attempt.required()) {
@@ -128,24 +138,17 @@ final class ProtocolSimulation {
     }
     for (int r = 0; r < plan.recoveries().size(); r++) {
       int index = r;
-      Scheduler.Actor[] self = new Scheduler.Actor[1];
-      self[0] =
-          scheduler.add(
-              "recovery " + r,
-              () -> {
-                SimStore store =
-                    store(
-                        scheduler,
-                        self[0],
-                        "recovery " + index,
-                        plan.recoveries().get(index),
-                        1000 + index);
-                try {
-                  recoverAll(store);
-                } catch (Exception e) {
-                  // a recovery that fails is run again later
-                }
-              });
+      scheduler.spawn(
+          "recovery " + r,
+          () -> {
+            SimStore store =
+                store(scheduler, "recovery " + index, plan.recoveries().get(index), 1000 + index);
+            try {
+              recoverAll(store);
+            } catch (Exception e) {
+              // a recovery that fails is run again later
+            }
+          });
     }
     scheduler.run(20_000);
 
@@ -160,33 +163,25 @@ final class ProtocolSimulation {
     return world.violations;
   }
 
-  private SimStore store(
-      Scheduler scheduler, Scheduler.Actor actor, String name, int crashAt, long salt) {
-    return store(scheduler, actor, name, crashAt, salt, false);
+  private SimStore store(Scheduler scheduler, String name, int crashAt, long salt) {
+    return store(scheduler, name, crashAt, salt, false);
   }
 
   private SimStore store(
-      Scheduler scheduler,
-      Scheduler.Actor actor,
-      String name,
-      int crashAt,
-      long salt,
-      boolean landsLate) {
+      Scheduler scheduler, String name, int crashAt, long salt, boolean landsLate) {
+    // Called in the actor's thread: its store's requests are its steps, from whichever thread.
     return new SimStore(
         world,
         scheduler,
-        actor,
+        scheduler.current(),
         name,
-        new SimStore.Faults(
-            crashAt,
-            plan.transientRate(),
-            plan.lostAnswerRate(),
-            plan.seed() * 1_000_003 + salt,
-            landsLate));
+        Faults.rates(plan.transientRate(), plan.lostAnswerRate())
+            .withCrash(crashAt, landsLate ? Faults.AtCrash.LANDS_LATE : Faults.AtCrash.UNSENT),
+        plan.seed() * 1_000_003 + salt);
   }
 
   private void addDriver(Scheduler scheduler, JobRun run) {
-    Plan.JobPlan job = run.plan;
+    ProtocolPlan.JobPlan job = run.plan;
     run.conf.set(CommitterConfig.CONFLICT_MODE, job.mode());
     run.conf.setInt(CommitterConfig.COMMIT_THREADS, 1);
     // Every other job commits through a chunked manifest, one upload per chunk.
@@ -200,9 +195,8 @@ final class ProtocolSimulation {
     run.conf.set(CommitterConfig.JOB_LEASE, "7d");
     JobID id = new JobID("sim", job.jobIdNumber());
     Path output = new Path(DESTINATIONS[job.destination()].toString());
-    Scheduler.Actor[] self = new Scheduler.Actor[1];
-    self[0] =
-        scheduler.add(
+    run.driver =
+        scheduler.spawn(
             "driver " + job.index(),
             () -> {
               synchronized (world) {
@@ -212,14 +206,13 @@ final class ProtocolSimulation {
                     new JobLayout(DESTINATIONS[job.destination()]).jobManifestKey(id.toString()));
               }
               try {
-                drive(scheduler, self[0], run, job, id, output);
+                drive(scheduler, run, job, id, output);
               } finally {
                 synchronized (world) {
                   world.liveJobs.remove("job " + job.index());
                 }
               }
             });
-    run.driver = self[0];
     if (plan.restarts(job)) {
       addRestartedDriver(scheduler, run, id, output);
     }
@@ -232,45 +225,38 @@ final class ProtocolSimulation {
    * wire can.
    */
   private void addRestartedDriver(Scheduler scheduler, JobRun run, JobID id, Path output) {
-    Plan.JobPlan job = run.plan;
-    Scheduler.Actor[] self = new Scheduler.Actor[1];
-    self[0] =
-        scheduler.add(
-            "driver " + job.index() + " restarted",
-            () -> {
-              scheduler.blockUntil(self[0], run.driver::isDone);
-              if (run.report != Report.CRASHED) {
-                world.land();
-                return;
-              }
-              synchronized (world) {
-                world.liveJobs.add("job " + job.index());
-              }
-              try {
-                restart(scheduler, self[0], run, job, id, output);
-              } catch (Exception e) {
-                throw new IllegalStateException(e);
-              } finally {
-                world.land();
-                synchronized (world) {
-                  world.liveJobs.remove("job " + job.index());
-                }
-              }
-            });
+    ProtocolPlan.JobPlan job = run.plan;
+    scheduler.spawn(
+        "driver " + job.index() + " restarted",
+        () -> {
+          scheduler.blockUntil(run.driver::isDone);
+          if (run.report != Report.CRASHED) {
+            world.land();
+            return;
+          }
+          synchronized (world) {
+            world.liveJobs.add("job " + job.index());
+          }
+          try {
+            restart(scheduler, run, job, id, output);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          } finally {
+            world.land();
+            synchronized (world) {
+              world.liveJobs.remove("job " + job.index());
+            }
+          }
+        });
   }
 
   private void restart(
-      Scheduler scheduler,
-      Scheduler.Actor self,
-      JobRun run,
-      Plan.JobPlan job,
-      JobID id,
-      Path output)
+      Scheduler scheduler, JobRun run, ProtocolPlan.JobPlan job, JobID id, Path output)
       throws Exception {
     JobConf conf = new JobConf(run.conf);
     conf.unset(dev.writeonce.core.committer.MultipartOutputCommitter.JOB_UUID);
     conf.setInt("mapreduce.job.application.attempt.id", 1);
-    SimStore store = store(scheduler, self, "driver " + job.index(), 0, 500 + job.index());
+    SimStore store = store(scheduler, "driver " + job.index(), 0, 500 + job.index());
     JobContext context = new JobContextImpl(conf, id);
     SimCommitter committer = new SimCommitter(output, context, store, run.files);
     try {
@@ -293,7 +279,8 @@ final class ProtocolSimulation {
       return;
     }
     world.land();
-    int tasks = 1 + job.attempts().stream().mapToInt(Plan.AttemptPlan::task).max().orElse(0);
+    int tasks =
+        1 + job.attempts().stream().mapToInt(ProtocolPlan.AttemptPlan::task).max().orElse(0);
     for (int t = 0; t < tasks; t++) {
       TaskAttemptID attemptId = new TaskAttemptID("sim", job.jobIdNumber(), TaskType.MAP, t, 100);
       TaskAttemptContext task = new TaskAttemptContextImpl(new JobConf(conf), attemptId);
@@ -318,7 +305,7 @@ final class ProtocolSimulation {
     }
   }
 
-  private boolean passedCommitPoint(Plan.JobPlan job, JobID id) {
+  private boolean passedCommitPoint(ProtocolPlan.JobPlan job, JobID id) {
     String destination = DESTINATIONS[job.destination()].toString();
     synchronized (world) {
       return world.committed.stream()
@@ -330,12 +317,7 @@ final class ProtocolSimulation {
   }
 
   private void drive(
-      Scheduler scheduler,
-      Scheduler.Actor self,
-      JobRun run,
-      Plan.JobPlan job,
-      JobID id,
-      Path output) {
+      Scheduler scheduler, JobRun run, ProtocolPlan.JobPlan job, JobID id, Path output) {
     if (job.retryOf() >= 0) {
       Scheduler.Actor earlier =
           runs.stream()
@@ -343,12 +325,11 @@ final class ProtocolSimulation {
               .findFirst()
               .map(r -> r.driver)
               .orElseThrow();
-      scheduler.blockUntil(self, earlier::isDone);
+      scheduler.blockUntil(earlier::isDone);
     }
     SimStore store =
         store(
             scheduler,
-            self,
             "driver " + job.index(),
             job.driverCrashAt(),
             job.index(),
@@ -371,7 +352,7 @@ final class ProtocolSimulation {
         run.report = store.isDead() ? Report.CRASHED : run.report;
         return;
       }
-      scheduler.blockUntil(self, () -> run.required.stream().allMatch(Scheduler.Actor::isDone));
+      scheduler.blockUntil(() -> run.required.stream().allMatch(Scheduler.Actor::isDone));
       if (job.abortInstead()) {
         run.report = Report.FAILED;
         abortQuietly(committer, context);
@@ -427,61 +408,56 @@ final class ProtocolSimulation {
   }
 
   private Scheduler.Actor addAttempt(
-      Scheduler scheduler, JobRun run, Plan.AttemptPlan attempt, Scheduler.Actor previous) {
-    Plan.JobPlan job = run.plan;
+      Scheduler scheduler, JobRun run, ProtocolPlan.AttemptPlan attempt, Scheduler.Actor previous) {
+    ProtocolPlan.JobPlan job = run.plan;
     String name =
         "job " + job.index() + " task " + attempt.task() + " attempt " + attempt.attempt();
     Path output = new Path(DESTINATIONS[job.destination()].toString());
     TaskAttemptID id =
         new TaskAttemptID(
             "sim", job.jobIdNumber(), TaskType.MAP, attempt.task(), attempt.attempt());
-    Scheduler.Actor[] self = new Scheduler.Actor[1];
-    self[0] =
-        scheduler.add(
-            name,
-            () -> {
-              scheduler.blockUntil(
-                  self[0], () -> run.setupEnded && (previous == null || previous.isDone()));
-              if (!run.setupOk) {
-                return;
-              }
-              SimStore store =
-                  store(
-                      scheduler,
-                      self[0],
-                      name,
-                      attempt.crashAt(),
-                      100 + job.index() * 20 + attempt.task() * 4 + attempt.attempt());
-              // A task copies the job's configuration once the job is set up, as local runners do.
-              TaskAttemptContext context = new TaskAttemptContextImpl(new JobConf(run.conf), id);
-              try {
-                SimCommitter committer = new SimCommitter(output, context, store, run.files);
-                committer.setupTask(context);
-                run.files.byAttempt.put(
-                    id.toString(),
-                    Map.of(
-                        run.fileName(attempt.task(), plan.sharedNames()),
-                        bytes(
-                            "job "
-                                + job.index()
-                                + " task "
-                                + attempt.task()
-                                + " attempt "
-                                + attempt.attempt())));
-                switch (attempt.outcome()) {
-                  case COMMIT -> {
-                    if (committer.needsTaskCommit(context)) {
-                      committer.commitTask(context);
-                    }
-                  }
-                  case ABORT -> committer.abortTask(context);
-                  case VANISH -> {}
+    return scheduler.spawn(
+        name,
+        () -> {
+          scheduler.blockUntil(() -> run.setupEnded && (previous == null || previous.isDone()));
+          if (!run.setupOk) {
+            return;
+          }
+          SimStore store =
+              store(
+                  scheduler,
+                  name,
+                  attempt.crashAt(),
+                  100 + job.index() * 20 + attempt.task() * 4 + attempt.attempt());
+          // A task copies the job's configuration once the job is set up, as local runners do.
+          TaskAttemptContext context = new TaskAttemptContextImpl(new JobConf(run.conf), id);
+          try {
+            SimCommitter committer = new SimCommitter(output, context, store, run.files);
+            committer.setupTask(context);
+            run.files.byAttempt.put(
+                id.toString(),
+                Map.of(
+                    run.fileName(attempt.task(), plan.sharedNames()),
+                    bytes(
+                        "job "
+                            + job.index()
+                            + " task "
+                            + attempt.task()
+                            + " attempt "
+                            + attempt.attempt())));
+            switch (attempt.outcome()) {
+              case COMMIT -> {
+                if (committer.needsTaskCommit(context)) {
+                  committer.commitTask(context);
                 }
-              } catch (Throwable failed) {
-                // the task fails; its engine would retry it, as the plan's next attempt does
               }
-            });
-    return self[0];
+              case ABORT -> committer.abortTask(context);
+              case VANISH -> {}
+            }
+          } catch (Throwable failed) {
+            // the task fails; its engine would retry it, as the plan's next attempt does
+          }
+        });
   }
 
   /** What an operator's 'writeonce recover' does, with no age limit, on both destinations. */

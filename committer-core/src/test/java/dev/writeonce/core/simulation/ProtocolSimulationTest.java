@@ -2,21 +2,18 @@ package dev.writeonce.core.simulation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.writeonce.core.testing.simulation.Simulation;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * The protocol under a seeded simulation: thousands of random schedules of jobs, task attempts,
- * commits, aborts, repeated calls, recovery at any moment, crashes at any store request, lost
- * answers and transient errors, each checked against the protocol's invariants. A failing seed is
- * shrunk to a short schedule and printed; each bug found this way keeps its schedule below as a
- * named regression test.
+ * The protocol under the seeded simulation harness ({@link Simulation}): thousands of random
+ * schedules of jobs, task attempts, commits, aborts, repeated calls, recovery at any moment,
+ * crashes at any store request, lost answers and transient errors, each checked against the
+ * protocol's invariants. A failing seed is shrunk to a short schedule and printed; each bug found
+ * this way keeps its schedule below as a named regression test.
  */
 class ProtocolSimulationTest {
-
-  private static final Logger LOG = LoggerFactory.getLogger(ProtocolSimulationTest.class);
 
   /** Schedules per build; {@code -Dwriteonce.simulation.schedules=N} runs more or fewer. */
   private static final int SCHEDULES = Integer.getInteger("writeonce.simulation.schedules", 10_000);
@@ -41,75 +38,27 @@ class ProtocolSimulationTest {
 
   @Test
   void everyScheduleKeepsTheInvariants() throws Exception {
-    long started = System.nanoTime();
-    for (long seed = FIRST_SEED; seed < FIRST_SEED + SCHEDULES; seed++) {
-      Plan plan = Plan.generate(seed);
-      List<String> violations = new ProtocolSimulation(plan).run();
-      if (!violations.isEmpty()) {
-        System.out.println("seed " + seed + " fails: " + violations + "\n" + plan);
-        Plan shrunk = Boolean.getBoolean("writeonce.simulation.no-shrink") ? plan : shrink(plan);
-        throw new AssertionError(
-            "seed "
-                + seed
-                + " breaks the protocol ("
-                + violations
-                + ").\nShrunk schedule:\n"
-                + shrunk
-                + "\nviolations: "
-                + traced(shrunk)
-                + "\nReplay: -Dwriteonce.simulation.seed="
-                + seed
-                + " -Dwriteonce.simulation.schedules=1");
-      }
-    }
-    // Printed whatever the log level: the build's output states how many schedules ran.
-    System.out.printf(
-        "Protocol simulation: %d schedules from seed %d kept every invariant in %d s%n",
-        SCHEDULES, FIRST_SEED, (System.nanoTime() - started) / 1_000_000_000L);
-  }
-
-  /** Runs a plan printing every store request, for the report of a failure. */
-  private static List<String> traced(Plan plan) throws Exception {
-    try {
-      return new ProtocolSimulation(plan).run();
-    } finally {
-      SimStore.TRACE = false;
-    }
-  }
-
-  /** Takes simpler plans for as long as they still fail, within a budget of runs. */
-  static Plan shrink(Plan failing) throws Exception {
-    Plan current = failing;
-    int runs = 0;
-    boolean progress = true;
-    while (progress && runs < 2_000) {
-      progress = false;
-      for (Plan candidate : current.simpler()) {
-        runs++;
-        if (!new ProtocolSimulation(candidate).run().isEmpty()) {
-          current = candidate;
-          progress = true;
-          break;
-        }
-      }
-    }
-    LOG.info("Shrinking took {} runs", runs);
-    return current;
+    new Simulation<>("the protocol", ProtocolPlan::generate, ProtocolSimulation::new)
+        .schedules(SCHEDULES)
+        .firstSeed(FIRST_SEED)
+        .shrinkBudget(Boolean.getBoolean("writeonce.simulation.no-shrink") ? 0 : 2_000)
+        .replayedWith("-Dwriteonce.simulation.seed=%d -Dwriteonce.simulation.schedules=1")
+        .run();
   }
 
   @Test
   void aShrunkScheduleIsPrintedAsReadableSteps() {
-    String text = Plan.generate(7).toString();
+    String text = ProtocolPlan.generate(7).toString();
     assertThat(text).startsWith("seed 7").contains("job 0: job_sim_000");
   }
 
   // Schedules the simulation found, shrunk, each kept with the bug it showed.
 
-  private static Plan.AttemptPlan commits(int task, int attempt) {
-    return new Plan.AttemptPlan(task, attempt, Plan.Outcome.COMMIT, true, 0);
+  private static ProtocolPlan.AttemptPlan commits(int task, int attempt) {
+    return new ProtocolPlan.AttemptPlan(task, attempt, ProtocolPlan.Outcome.COMMIT, true, 0);
   }
 
-  private static Plan.JobPlan job(
+  private static ProtocolPlan.JobPlan job(
       int index,
       int jobId,
       int destination,
@@ -117,8 +66,8 @@ class ProtocolSimulationTest {
       boolean recoverOnSetup,
       int retryOf,
       int driverCrashAt,
-      Plan.AttemptPlan... attempts) {
-    return new Plan.JobPlan(
+      ProtocolPlan.AttemptPlan... attempts) {
+    return new ProtocolPlan.JobPlan(
         index,
         destination,
         jobId,
@@ -137,8 +86,8 @@ class ProtocolSimulationTest {
    */
   @Test
   void recoveryAbortingARunningJobNeverLetsItsDriverCommitAbortedUploads() throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             20261194L,
             List.of(
                 job(0, 1, 0, "append", true, -1, 0, commits(0, 0), commits(1, 0)),
@@ -150,7 +99,7 @@ class ProtocolSimulationTest {
                     false,
                     -1,
                     0,
-                    new Plan.AttemptPlan(0, 0, Plan.Outcome.ABORT, true, 0),
+                    new ProtocolPlan.AttemptPlan(0, 0, ProtocolPlan.Outcome.ABORT, true, 0),
                     commits(0, 1))),
             List.of(0),
             0,
@@ -165,8 +114,8 @@ class ProtocolSimulationTest {
    */
   @Test
   void aReplaceJobNeverStrandsAnotherJobThatIsCommittedButUnfinished() throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             20261278L,
             List.of(
                 job(0, 1, 1, "replace", true, -1, 0, commits(0, 0), commits(1, 0)),
@@ -185,8 +134,8 @@ class ProtocolSimulationTest {
    */
   @Test
   void aDriverRefusedAtSetupNeverAbortsAnotherRunOfTheSameJobId() throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             20261345L,
             List.of(
                 job(
@@ -198,7 +147,7 @@ class ProtocolSimulationTest {
                     -1,
                     0,
                     commits(0, 0),
-                    new Plan.AttemptPlan(0, 1, Plan.Outcome.VANISH, false, 0),
+                    new ProtocolPlan.AttemptPlan(0, 1, ProtocolPlan.Outcome.VANISH, false, 0),
                     commits(1, 0),
                     commits(2, 1)),
                 job(1, 0, 0, "replace", true, -1, 0, commits(0, 0), commits(1, 0)),
@@ -218,8 +167,8 @@ class ProtocolSimulationTest {
   @Test
   void aRecoveryReadingAChunkedManifestWhileTheDriverFinishesTheJobSeesItFinished()
       throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             20262303L,
             List.of(
                 job(0, 0, 0, "replace", false, -1, 0, commits(0, 0)),
@@ -241,8 +190,8 @@ class ProtocolSimulationTest {
    */
   @Test
   void aStrayScanNeverAbortsTheUploadOfAnotherJobThatSharesTheFileName() throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             20261196L,
             List.of(
                 job(0, 0, 0, "append", true, -1, 0, commits(0, 0)),
@@ -264,8 +213,8 @@ class ProtocolSimulationTest {
   @Test
   void aRestartedDriverNeverLetsTheLateManifestOfItsCommittingEarlierAttemptLand()
       throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             20262861L,
             List.of(
                 job(0, 1, 0, "replace", true, -1, 3, commits(0, 0)),
@@ -287,8 +236,8 @@ class ProtocolSimulationTest {
    */
   @Test
   void aSecondCleanerOfAFinishedJobNeverDeletesTheRecordOfTheNextRunOfItsJobId() throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             20294932L,
             List.of(
                 job(0, 1, 1, "append", true, -1, 0, commits(0, 0), commits(1, 0)),
@@ -309,8 +258,8 @@ class ProtocolSimulationTest {
    */
   @Test
   void aFenceRaisedAfterAFinishedJobsCleanupIsNotTakenForItsManifest() throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             20292537L,
             List.of(
                 job(
@@ -322,8 +271,8 @@ class ProtocolSimulationTest {
                     -1,
                     0,
                     commits(0, 0),
-                    new Plan.AttemptPlan(1, 0, Plan.Outcome.ABORT, true, 0),
-                    new Plan.AttemptPlan(1, 1, Plan.Outcome.COMMIT, true, 3)),
+                    new ProtocolPlan.AttemptPlan(1, 0, ProtocolPlan.Outcome.ABORT, true, 0),
+                    new ProtocolPlan.AttemptPlan(1, 1, ProtocolPlan.Outcome.COMMIT, true, 3)),
                 job(
                     1,
                     0,
@@ -334,8 +283,8 @@ class ProtocolSimulationTest {
                     0,
                     commits(0, 0),
                     commits(1, 0),
-                    new Plan.AttemptPlan(1, 1, Plan.Outcome.COMMIT, false, 0)),
-                new Plan.JobPlan(
+                    new ProtocolPlan.AttemptPlan(1, 1, ProtocolPlan.Outcome.COMMIT, false, 0)),
+                new ProtocolPlan.JobPlan(
                     2,
                     1,
                     0,
@@ -362,8 +311,8 @@ class ProtocolSimulationTest {
    */
   @Test
   void aLateCleanerOfAFinishedRunNeverDeletesTheRecordsOfTheRerunOfItsJobId() throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             50044693L,
             List.of(
                 job(0, 1, 1, "append", true, -1, 0, commits(0, 0)),
@@ -375,7 +324,7 @@ class ProtocolSimulationTest {
                     false,
                     0,
                     0,
-                    new Plan.AttemptPlan(0, 0, Plan.Outcome.ABORT, true, 0),
+                    new ProtocolPlan.AttemptPlan(0, 0, ProtocolPlan.Outcome.ABORT, true, 0),
                     commits(0, 1),
                     commits(1, 0)),
                 job(
@@ -387,7 +336,7 @@ class ProtocolSimulationTest {
                     -1,
                     0,
                     commits(0, 0),
-                    new Plan.AttemptPlan(0, 1, Plan.Outcome.ABORT, false, 0))),
+                    new ProtocolPlan.AttemptPlan(0, 1, ProtocolPlan.Outcome.ABORT, false, 0))),
             List.of(0, 0),
             0,
             0,
@@ -404,8 +353,8 @@ class ProtocolSimulationTest {
    */
   @Test
   void anAbortThatFindsATaskManifestGoneScansTheAttemptsIntentInstead() throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             50089756L,
             List.of(
                 job(
@@ -417,7 +366,7 @@ class ProtocolSimulationTest {
                     -1,
                     0,
                     commits(0, 0),
-                    new Plan.AttemptPlan(1, 0, Plan.Outcome.COMMIT, true, 6),
+                    new ProtocolPlan.AttemptPlan(1, 0, ProtocolPlan.Outcome.COMMIT, true, 6),
                     commits(2, 1)),
                 job(
                     2,
@@ -428,7 +377,7 @@ class ProtocolSimulationTest {
                     -1,
                     0,
                     commits(0, 0),
-                    new Plan.AttemptPlan(1, 0, Plan.Outcome.ABORT, true, 0),
+                    new ProtocolPlan.AttemptPlan(1, 0, ProtocolPlan.Outcome.ABORT, true, 0),
                     commits(1, 1))),
             List.of(0),
             0,
@@ -447,8 +396,8 @@ class ProtocolSimulationTest {
   @Test
   void aDriverWhoseJobAnotherProcessFinishedNeverTakesOverTheRecordsOfTheNextRun()
       throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             60044727L,
             List.of(
                 job(0, 0, 1, "append", false, -1, 0, commits(0, 0)),
@@ -472,8 +421,8 @@ class ProtocolSimulationTest {
   @Test
   void aRestartedDriverNeverRunsAgainAJobThatAnotherProcessFinishedAndALaterJobReplaced()
       throws Exception {
-    Plan plan =
-        new Plan(
+    ProtocolPlan plan =
+        new ProtocolPlan(
             60082060L,
             List.of(
                 job(
@@ -485,7 +434,7 @@ class ProtocolSimulationTest {
                     -1,
                     18,
                     commits(0, 0),
-                    new Plan.AttemptPlan(0, 1, Plan.Outcome.VANISH, false, 0),
+                    new ProtocolPlan.AttemptPlan(0, 1, ProtocolPlan.Outcome.VANISH, false, 0),
                     commits(1, 0)),
                 job(1, 0, 0, "replace", false, -1, 0, commits(0, 0), commits(1, 0))),
             List.of(1),

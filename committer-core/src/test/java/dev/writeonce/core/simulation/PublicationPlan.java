@@ -1,5 +1,7 @@
 package dev.writeonce.core.simulation;
 
+import dev.writeonce.core.testing.simulation.Plan;
+import dev.writeonce.core.testing.simulation.Scheduler;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -28,7 +30,8 @@ record PublicationPlan(
     int outsideWrites,
     double transientRate,
     double lostAnswerRate,
-    boolean deleteIfMatchIgnored) {
+    boolean deleteIfMatchIgnored)
+    implements Plan<PublicationPlan> {
 
   static final List<String> PARTITIONS = List.of("p=0", "p=1", "p=2", "p=3");
 
@@ -153,7 +156,8 @@ record PublicationPlan(
   }
 
   /** Plans one step simpler than this one, for shrinking a failing schedule. */
-  List<PublicationPlan> simpler() {
+  @Override
+  public List<PublicationPlan> simpler() {
     List<PublicationPlan> simpler = new ArrayList<>();
     if (transientRate > 0) {
       simpler.add(with(statements, 0, lostAnswerRate, other, outsideWrites));
@@ -271,6 +275,12 @@ record PublicationPlan(
     java.append("),\n    ").append(outsideWrites).append(", ").append(transientRate);
     java.append(", ").append(lostAnswerRate).append(", ").append(deleteIfMatchIgnored);
     return java.append(')').toString();
+  }
+
+  /** Readable steps, and the Java that builds the plan, for keeping it as a named test. */
+  @Override
+  public String printed() {
+    return this + "\n" + toJava();
   }
 
   @Override

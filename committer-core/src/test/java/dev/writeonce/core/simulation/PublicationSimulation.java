@@ -12,6 +12,10 @@ import dev.writeonce.core.simulation.PublicationPlan.StatementPlan;
 import dev.writeonce.core.simulation.PublicationPlan.Verb;
 import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.testing.ForwardingStore;
+import dev.writeonce.core.testing.simulation.Faults;
+import dev.writeonce.core.testing.simulation.Scheduler;
+import dev.writeonce.core.testing.simulation.SimProcess;
+import dev.writeonce.core.testing.simulation.World;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -50,7 +54,7 @@ import org.apache.hadoop.conf.Configuration;
  * written by an outside writer. When every actor has ended, statements without faults run after the
  * grace period, and then no generation may be left that nothing names.
  */
-final class PublicationSimulation {
+final class PublicationSimulation implements World {
 
   static final String ROOT = "s3a://bucket/warehouse/t";
   static final Destination ROOT_DESTINATION = Destination.of(ROOT);
@@ -63,7 +67,7 @@ final class PublicationSimulation {
   private static final String OUTSIDE = "O:";
 
   private final PublicationPlan plan;
-  private final World world = new World();
+  private final SharedStore world;
   private final Metastore metastore = new Metastore();
   private final Map<String, StatementRun> runs = new LinkedHashMap<>();
   private final List<String> violations = new ArrayList<>();
@@ -86,13 +90,19 @@ final class PublicationSimulation {
   private boolean checking;
 
   PublicationSimulation(PublicationPlan plan) {
+    this(plan, false);
+  }
+
+  /** Traced, it prints every store request and metastore call. */
+  PublicationSimulation(PublicationPlan plan, boolean traced) {
     this.plan = plan;
+    this.world = new SharedStore(traced);
   }
 
   /** A statement as it runs, for the model. */
   private final class StatementRun {
     final StatementPlan plan;
-    final SimStore.Process process = new SimStore.Process();
+    final SimProcess process;
 
     /** The rows it writes to each partition it means to write (its tokens). */
     final Map<String, List<String>> rows = new TreeMap<>();
@@ -104,6 +114,7 @@ final class PublicationSimulation {
 
     StatementRun(StatementPlan plan) {
       this.plan = plan;
+      this.process = new SimProcess(plan.run());
     }
 
     String run() {
@@ -116,7 +127,8 @@ final class PublicationSimulation {
     }
   }
 
-  List<String> run() throws InterruptedException {
+  @Override
+  public List<String> run() {
     world.deleteIfMatchIgnored = plan.deleteIfMatchIgnored();
     setUpTables();
     world.observer = new Checker();
@@ -177,21 +189,24 @@ final class PublicationSimulation {
   }
 
   private static URI uri(String key) {
-    return URI.create("s3a://" + World.BUCKET + "/" + key);
+    return URI.create("s3a://" + SharedStore.BUCKET + "/" + key);
   }
 
   // ---- the statements --------------------------------------------------------------------------
 
-  private SimStore.Faults faults(int crashAt, int pauseAt, long salt) {
-    return new SimStore.Faults(
-        crashAt,
-        plan.transientRate(),
-        plan.lostAnswerRate(),
-        plan.seed() * 1_000_003 + salt,
-        false,
-        pauseAt,
-        PublicationPlan.LEASE_MILLIS + 5_000 + (plan.seed() + salt) % PublicationPlan.LEASE_MILLIS,
-        TICK_MILLIS);
+  private Faults faults(int crashAt, int pauseAt, long salt) {
+    return Faults.rates(plan.transientRate(), plan.lostAnswerRate())
+        .withCrash(crashAt, Faults.AtCrash.UNSENT)
+        .withPause(
+            pauseAt,
+            PublicationPlan.LEASE_MILLIS
+                + 5_000
+                + (plan.seed() + salt) % PublicationPlan.LEASE_MILLIS)
+        .withTicks(TICK_MILLIS);
+  }
+
+  private long seed(long salt) {
+    return plan.seed() * 1_000_003 + salt;
   }
 
   private Configuration conf() {
@@ -206,7 +221,7 @@ final class PublicationSimulation {
     Scheduler.Actor[] self = new Scheduler.Actor[2];
     Timer timer = new Timer(run);
     self[0] =
-        scheduler.add(
+        scheduler.spawn(
             run.run(),
             () -> {
               try {
@@ -217,6 +232,7 @@ final class PublicationSimulation {
                         self[0],
                         run.run(),
                         faults(run.plan.crashAt(), run.plan.pauseAt(), run.plan.index()),
+                        seed(run.plan.index()),
                         run.process);
                 SimStore timers =
                     new SimStore(
@@ -225,6 +241,7 @@ final class PublicationSimulation {
                         self[1],
                         run.run() + " timer",
                         faults(0, 0, 100 + run.plan.index()),
+                        seed(100 + run.plan.index()),
                         run.process);
                 StoreGateway store =
                     new ForwardingStore(own) {
@@ -233,23 +250,23 @@ final class PublicationSimulation {
                         return Thread.currentThread() == timer.thread ? timers : own;
                       }
                     };
-                waitToStart(scheduler, self[0], run.plan.startAfterMillis());
-                statement(scheduler, self[0], run, own, store, timer);
+                waitToStart(scheduler, run.plan.startAfterMillis());
+                statement(scheduler, run, own, store, timer);
               } finally {
                 run.ended = true;
               }
             });
-    self[1] = scheduler.add(run.run() + " timer", () -> timer.loop(scheduler, self[1]));
+    self[1] = scheduler.spawn(run.run() + " timer", () -> timer.loop(scheduler));
   }
 
   /** The statement's first request comes this much later on the store's clock. */
-  private void waitToStart(Scheduler scheduler, Scheduler.Actor actor, long millis) {
+  private void waitToStart(Scheduler scheduler, long millis) {
     long left = millis;
     while (left > 0) {
       long step = Math.min(left, 2_000);
       world.memory.advanceClock(step);
       left -= step;
-      scheduler.pause(actor);
+      scheduler.yieldTurn();
     }
   }
 
@@ -288,13 +305,13 @@ final class PublicationSimulation {
       return null;
     }
 
-    void loop(Scheduler scheduler, Scheduler.Actor actor) {
+    void loop(Scheduler scheduler) {
       thread = Thread.currentThread();
       while (true) {
         scheduler.blockUntil(
-            actor, () -> run.ended || run.process.dead || !run.process.paused && due() != null);
+            () -> run.ended || run.process.dead() || !run.process.paused() && due() != null);
         long[] entry = due();
-        if (run.ended || run.process.dead || entry == null) {
+        if (run.ended || run.process.dead() || entry == null) {
           return;
         }
         entry[1] = world.memory.clockMillis() + entry[0];
@@ -307,19 +324,14 @@ final class PublicationSimulation {
   }
 
   private void statement(
-      Scheduler scheduler,
-      Scheduler.Actor actor,
-      StatementRun run,
-      SimStore own,
-      StoreGateway store,
-      Timer timer) {
-    StatementTable view = new StatementTable(scheduler, actor, run);
+      Scheduler scheduler, StatementRun run, SimStore own, StoreGateway store, Timer timer) {
+    StatementTable view = new StatementTable(scheduler, run);
     LeaseLock.Timing timing =
         new LeaseLock.Timing(
             world.memory::clockMillis,
             millis -> {
               world.memory.advanceClock(millis);
-              scheduler.pause(actor);
+              scheduler.yieldTurn();
             },
             timer::schedule);
     if (run.plan.verb() == Verb.IN_PLACE) {
@@ -376,7 +388,7 @@ final class PublicationSimulation {
         file++;
       }
       publication.publish(store, written);
-      if (run.process.dead) {
+      if (run.process.dead()) {
         return; // died in a step whose failure the publication only logs
       }
       run.returnedNormally = true;
@@ -388,11 +400,11 @@ final class PublicationSimulation {
       }
     } catch (IOException | RuntimeException e) {
       run.note = e.toString();
-      if (!run.process.dead && run.plan.failsCleanly()) {
+      if (!run.process.dead() && run.plan.failsCleanly()) {
         publication.discardUnpublished(store);
       }
     } finally {
-      if (!run.process.dead) {
+      if (!run.process.dead()) {
         List<String> mine = new ArrayList<>();
         synchronized (this) {
           staged.forEach(
@@ -444,13 +456,13 @@ final class PublicationSimulation {
       // As LoadPlanHook does after the statement: a load whose lock lapsed under it may have
       // landed where another statement's call had already replaced the partition.
       lock.fence("report its load in place of " + TABLE + " as done");
-      if (!run.process.dead) {
+      if (!run.process.dead()) {
         run.returnedNormally = true;
       }
     } catch (IOException | RuntimeException e) {
       run.note = e.toString();
     } finally {
-      if (lock != null && !run.process.dead) {
+      if (lock != null && !run.process.dead()) {
         lock.release();
       }
     }
@@ -464,55 +476,56 @@ final class PublicationSimulation {
 
   /** Adds files to live and superseded locations of the table, and to the other table's. */
   private void addOutsideWriter(Scheduler scheduler) {
-    Scheduler.Actor[] self = new Scheduler.Actor[1];
     Random random = new Random(plan.seed() * 31 + 7);
-    self[0] =
-        scheduler.add(
-            "outside writer",
-            () -> {
-              SimStore store =
-                  new SimStore(world, scheduler, self[0], "outside writer", faults(0, 0, 500));
-              for (int n = 0; n < plan.outsideWrites(); n++) {
-                waitToStart(scheduler, self[0], random.nextInt((int) PublicationPlan.GRACE_MILLIS));
-                // Live and superseded locations of the table, and the other table's.
-                List<String> targets = new ArrayList<>();
-                synchronized (this) {
-                  metastore.history.forEach(l -> targets.add(prefixOf(l)));
-                  if (metastore.other != null) {
-                    targets.add(prefixOf(metastore.other));
-                  }
-                }
-                String key = targets.get(random.nextInt(targets.size())) + "outside-" + n;
-                synchronized (this) {
-                  outsideWritten.add(key);
-                  outsideAll.add(key);
-                }
-                try {
-                  store.putObject(key, bytes(OUTSIDE + n), false);
-                } catch (IOException | RuntimeException e) {
-                  // an outside writer's failure is its own
-                }
+    scheduler.spawn(
+        "outside writer",
+        () -> {
+          SimStore store =
+              new SimStore(
+                  world,
+                  scheduler,
+                  scheduler.current(),
+                  "outside writer",
+                  faults(0, 0, 500),
+                  seed(500));
+          for (int n = 0; n < plan.outsideWrites(); n++) {
+            waitToStart(scheduler, random.nextInt((int) PublicationPlan.GRACE_MILLIS));
+            // Live and superseded locations of the table, and the other table's.
+            List<String> targets = new ArrayList<>();
+            synchronized (this) {
+              metastore.history.forEach(l -> targets.add(prefixOf(l)));
+              if (metastore.other != null) {
+                targets.add(prefixOf(metastore.other));
               }
-            });
+            }
+            String key = targets.get(random.nextInt(targets.size())) + "outside-" + n;
+            synchronized (this) {
+              outsideWritten.add(key);
+              outsideAll.add(key);
+            }
+            try {
+              store.putObject(key, bytes(OUTSIDE + n), false);
+            } catch (IOException | RuntimeException e) {
+              // an outside writer's failure is its own
+            }
+          }
+        });
   }
 
   /** Creates another table at the location the table's second partition has at some moment. */
   private void addCatalogUser(Scheduler scheduler) {
-    Scheduler.Actor[] self = new Scheduler.Actor[1];
     long after = new Random(plan.seed() * 17 + 3).nextInt((int) (2 * PublicationPlan.GRACE_MILLIS));
-    self[0] =
-        scheduler.add(
-            "catalog user",
-            () -> {
-              waitToStart(scheduler, self[0], after);
-              scheduler.pause(self[0]);
-              synchronized (this) {
-                URI location = metastore.table.partitions.get("p=1");
-                metastore.createOther(
-                    location != null ? location : uri(ROOT_DESTINATION.keyOf("p=1")));
-              }
-              check("after CREATE TABLE " + OTHER);
-            });
+    scheduler.spawn(
+        "catalog user",
+        () -> {
+          waitToStart(scheduler, after);
+          scheduler.yieldTurn();
+          synchronized (this) {
+            URI location = metastore.table.partitions.get("p=1");
+            metastore.createOther(location != null ? location : uri(ROOT_DESTINATION.keyOf("p=1")));
+          }
+          check("after CREATE TABLE " + OTHER);
+        });
   }
 
   private static String prefixOf(URI location) {
@@ -566,22 +579,20 @@ final class PublicationSimulation {
   /** The table as one statement's metastore client sees it: every call a step of its actor. */
   private final class StatementTable implements MetastoreTable {
     private final Scheduler scheduler;
-    private final Scheduler.Actor actor;
     private final StatementRun run;
     private int writes;
 
-    StatementTable(Scheduler scheduler, Scheduler.Actor actor, StatementRun run) {
+    StatementTable(Scheduler scheduler, StatementRun run) {
       this.scheduler = scheduler;
-      this.actor = actor;
       this.run = run;
     }
 
     private void step() {
-      if (run.process.dead) {
+      if (run.process.dead()) {
         throw new SimStore.Crash(run.run());
       }
-      scheduler.pause(actor);
-      if (run.process.dead) {
+      scheduler.yieldTurn();
+      if (run.process.dead()) {
         throw new SimStore.Crash(run.run());
       }
     }
@@ -694,7 +705,7 @@ final class PublicationSimulation {
       synchronized (PublicationSimulation.this) {
         change.apply();
       }
-      if (SimStore.TRACE) {
+      if (world.traced) {
         System.out.println("  " + run.run() + " metastore " + what);
       }
       check(run.run() + " after " + what);
@@ -702,7 +713,7 @@ final class PublicationSimulation {
         throw new IOException(what + ": connection reset after the call landed");
       }
       if (fault == CallFault.CRASH_AFTER) {
-        run.process.dead = true;
+        run.process.die();
         throw new SimStore.Crash(run.run());
       }
     }
@@ -745,7 +756,7 @@ final class PublicationSimulation {
   // ---- the checker -----------------------------------------------------------------------------
 
   /** Looks at the world after every request, and before every delete. */
-  private final class Checker implements World.Observer {
+  private final class Checker implements SharedStore.Observer {
 
     @Override
     public void afterRequest(String actor, String what) {
@@ -910,7 +921,7 @@ final class PublicationSimulation {
    */
   private void endPhase() {
     world.observer = new Checker();
-    StoreGateway operator = new SimStore(world, null, null, "end", SimStore.Faults.NONE);
+    StoreGateway operator = new SimStore(world, null, null, "end", Faults.NONE, 0);
     for (int n = 0; n < 3; n++) {
       world.memory.advanceClock(PublicationPlan.GRACE_MILLIS + PublicationPlan.LEASE_MILLIS);
       StatementRun run =

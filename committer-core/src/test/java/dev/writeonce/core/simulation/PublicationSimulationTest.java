@@ -7,6 +7,7 @@ import dev.writeonce.core.simulation.PublicationPlan.Engine;
 import dev.writeonce.core.simulation.PublicationPlan.OtherTable;
 import dev.writeonce.core.simulation.PublicationPlan.StatementPlan;
 import dev.writeonce.core.simulation.PublicationPlan.Verb;
+import dev.writeonce.core.testing.simulation.Simulation;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
@@ -14,20 +15,16 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * Metastore publish mode under a seeded simulation: schedules of Spark and Hive statements on one
- * table at once, paused past their leases, crashing at any store request, losing the answers of
- * store requests and metastore calls, renewals failing with 503s, another table on a location the
- * table supersedes and an outside writer, each checked after every step (see {@link
- * PublicationSimulation}). A failing seed is shrunk and printed; each fault found keeps its
- * schedule below as a named test.
+ * Metastore publish mode under the seeded simulation harness ({@link Simulation}): schedules of
+ * Spark and Hive statements on one table at once, paused past their leases, crashing at any store
+ * request, losing the answers of store requests and metastore calls, renewals failing with 503s,
+ * another table on a location the table supersedes and an outside writer, each checked after every
+ * step (see {@link PublicationSimulation}). A failing seed is shrunk and printed; each fault found
+ * keeps its schedule below as a named test.
  */
 class PublicationSimulationTest {
-
-  private static final Logger LOG = LoggerFactory.getLogger(PublicationSimulationTest.class);
 
   /** Schedules per build; {@code -Dwriteonce.publication.schedules=N} runs more or fewer. */
   private static final int SCHEDULES = Integer.getInteger("writeonce.publication.schedules", 2_000);
@@ -55,77 +52,15 @@ class PublicationSimulationTest {
    */
   private static final String HUNT = System.getProperty("writeonce.publication.hunt", "");
 
-  private static boolean hunted(List<String> violations) {
-    return violations.stream().anyMatch(violation -> violation.contains(HUNT));
-  }
-
   @Test
   void everyScheduleKeepsTheInvariantsOfPublishMode() throws Exception {
-    long started = System.nanoTime();
-    for (long seed = FIRST_SEED; seed < FIRST_SEED + SCHEDULES; seed++) {
-      PublicationPlan plan = PublicationPlan.generate(seed);
-      List<String> violations = new PublicationSimulation(plan).run();
-      if (hunted(violations)) {
-        System.out.println("seed " + seed + " fails: " + violations + "\n" + plan);
-        PublicationPlan shrunk =
-            Boolean.getBoolean("writeonce.simulation.no-shrink")
-                ? plan
-                : shrink(plan, PublicationSimulationTest::hunted);
-        throw new AssertionError(
-            "seed "
-                + seed
-                + " breaks publish mode ("
-                + violations.get(0)
-                + ").\nShrunk schedule:\n"
-                + shrunk
-                + "\n"
-                + shrunk.toJava()
-                + "\nviolations: "
-                + traced(shrunk)
-                + "\nReplay: -Dwriteonce.publication.seed="
-                + seed
-                + " -Dwriteonce.publication.schedules=1");
-      }
-    }
-    System.out.printf(
-        "Publication simulation: %d schedules from seed %d kept every invariant in %d s%n",
-        SCHEDULES, FIRST_SEED, (System.nanoTime() - started) / 1_000_000_000L);
-  }
-
-  private static List<String> traced(PublicationPlan plan) throws Exception {
-    SimStore.TRACE = true;
-    try {
-      return new PublicationSimulation(plan).run();
-    } finally {
-      SimStore.TRACE = false;
-    }
-  }
-
-  /** Takes simpler plans for as long as they still fail, within a budget of runs. */
-  static PublicationPlan shrink(PublicationPlan failing) throws Exception {
-    return shrink(failing, violations -> !violations.isEmpty());
-  }
-
-  /** Takes simpler plans for as long as their violations still satisfy {@code failing}. */
-  static PublicationPlan shrink(
-      PublicationPlan failing, java.util.function.Predicate<List<String>> stillFails)
-      throws Exception {
-    PublicationPlan current = failing;
-    int runs = 0;
-    boolean progress = true;
-    while (progress && runs < 1_000) {
-      progress = false;
-      for (PublicationPlan candidate : current.simpler()) {
-        runs++;
-        if (stillFails.test(new PublicationSimulation(candidate).run())) {
-          current = candidate;
-          progress = true;
-          break;
-        }
-      }
-    }
-    LOG.info("Shrinking took {} runs", runs);
-    return current;
+    new Simulation<>("publish mode", PublicationPlan::generate, PublicationSimulation::new)
+        .schedules(SCHEDULES)
+        .firstSeed(FIRST_SEED)
+        .hunting(HUNT)
+        .shrinkBudget(Boolean.getBoolean("writeonce.simulation.no-shrink") ? 0 : 1_000)
+        .replayedWith("-Dwriteonce.publication.seed=%d -Dwriteonce.publication.schedules=1")
+        .run();
   }
 
   // ---- schedules that found faults, kept -------------------------------------------------------

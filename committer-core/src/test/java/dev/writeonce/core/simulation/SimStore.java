@@ -9,22 +9,30 @@ import dev.writeonce.core.store.OpenUpload;
 import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.RequestCounters;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.testing.simulation.FaultRelay;
+import dev.writeonce.core.testing.simulation.Faults;
+import dev.writeonce.core.testing.simulation.Scheduler;
+import dev.writeonce.core.testing.simulation.SimProcess;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
-import java.util.Random;
 
 /**
- * One actor's view of the shared store. Before each request the actor hands control to the
- * scheduler. A request may fail unsent (a transient error), take effect and lose its answer, or be
- * the one at which the actor crashes: from then on the actor is dead and nothing it sends reaches
- * the store.
+ * One actor's view of the shared store, through a {@link FaultRelay}: before each request the actor
+ * hands control to the scheduler, and the relay decides whether the request fails unsent (a
+ * transient error), takes effect and loses its answer, or is the one at which the actor's process
+ * crashes: from then on the process is dead and nothing it sends reaches the store.
  */
 final class SimStore implements StoreGateway {
 
-  /** The actor died: thrown at the crash and by every request after it. */
+  /**
+   * The actor died: thrown at the crash and by every request after it. A RuntimeException, unlike
+   * the harness's {@link dev.writeonce.core.testing.simulation.Crash}: the library's own cleanup
+   * paths see it as a failed request, as they would a process that dies under them, and the kept
+   * schedules rely on that.
+   */
   static final class Crash extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
@@ -33,121 +41,69 @@ final class SimStore implements StoreGateway {
     }
   }
 
-  /**
-   * How an actor's requests fail: crash at the Nth (0: never), and rates of the others. Before its
-   * {@code pauseAt}th request (0: never) the process stops for {@code pauseMillis} of the store's
-   * clock, as a long GC or a frozen container would; before each request the clock moves on by up
-   * to {@code tickMillis}.
-   */
-  record Faults(
-      int crashAt,
-      double transientRate,
-      double lostAnswerRate,
-      long seed,
-      boolean landsLate,
-      int pauseAt,
-      long pauseMillis,
-      int tickMillis) {
-    static final Faults NONE = new Faults(0, 0, 0, 0, false);
-
-    Faults(int crashAt, double transientRate, double lostAnswerRate, long seed) {
-      this(crashAt, transientRate, lostAnswerRate, seed, false);
-    }
-
-    Faults(int crashAt, double transientRate, double lostAnswerRate, long seed, boolean landsLate) {
-      this(crashAt, transientRate, lostAnswerRate, seed, landsLate, 0, 0, 0);
-    }
-  }
-
-  /**
-   * A simulated process whose threads each have a store of their own (a statement and the timer
-   * that renews its lock): they die together and pause together.
-   */
-  static final class Process {
-    volatile boolean dead;
-    volatile boolean paused;
-  }
-
   private interface Effect<T> {
     T run() throws StoreException;
   }
 
-  /** {@code -Dwriteonce.simulation.trace=true} prints every request of a replayed schedule. */
-  static volatile boolean TRACE = Boolean.getBoolean("writeonce.simulation.trace");
-
-  private final World world;
-  private final Scheduler scheduler;
-  private final Scheduler.Actor actor;
+  private final SharedStore world;
   private final String name;
-  private final Faults faults;
-  private final Random random;
-  private final Process process;
-  private int calls;
+  private final FaultRelay relay;
 
-  SimStore(World world, Scheduler scheduler, Scheduler.Actor actor, String name, Faults faults) {
-    this(world, scheduler, actor, name, faults, new Process());
-  }
-
+  /**
+   * A store of a process of its own, whose requests are steps of the actor (its own thread, or a
+   * pool thread working for it); outside the schedule when the scheduler is null.
+   */
   SimStore(
-      World world,
+      SharedStore world,
       Scheduler scheduler,
       Scheduler.Actor actor,
       String name,
       Faults faults,
-      Process process) {
+      long seed) {
+    this(world, scheduler, actor, name, faults, seed, new SimProcess(name));
+  }
+
+  /** One of the stores of a process whose threads each have one (a statement and its timer). */
+  SimStore(
+      SharedStore world,
+      Scheduler scheduler,
+      Scheduler.Actor actor,
+      String name,
+      Faults faults,
+      long seed,
+      SimProcess process) {
     this.world = world;
-    this.scheduler = scheduler;
-    this.actor = actor;
     this.name = name;
-    this.faults = faults;
-    this.random = new Random(faults.seed());
-    this.process = process;
+    this.relay =
+        new FaultRelay(
+            scheduler,
+            actor,
+            process,
+            world.clock,
+            faults,
+            seed,
+            world.traced ? line -> System.out.println("  " + line) : null);
   }
 
   boolean isDead() {
-    return process.dead;
+    return relay.process().dead();
   }
 
   /** The requests this store has sent, or tried to. */
-  synchronized int calls() {
-    return calls;
+  int calls() {
+    return relay.requests();
   }
 
   private <T> T call(String what, Effect<T> effect) throws StoreException {
-    if (process.dead) {
+    FaultRelay.Request request = relay.next();
+    if (request.outcome() == FaultRelay.Outcome.DEAD) {
       throw new Crash(name);
     }
-    if (scheduler != null) {
-      scheduler.pause(actor);
-      // Another thread of this process paused it: nothing is sent until it goes on.
-      if (process.paused) {
-        scheduler.blockUntil(actor, () -> !process.paused || process.dead);
-      }
-      if (process.dead) {
-        throw new Crash(name);
-      }
+    if (world.traced) {
+      System.out.println("  " + name + " #" + request.number() + " " + what);
     }
-    int n;
-    double roll;
-    int tick;
-    synchronized (this) {
-      n = ++calls;
-      roll = random.nextDouble();
-      tick = faults.tickMillis() > 0 ? random.nextInt(faults.tickMillis()) : 0;
-    }
-    if (n == faults.pauseAt() && scheduler != null) {
-      pauseProcess();
-    }
-    if (process.dead) {
-      throw new Crash(name);
-    }
-    world.memory.advanceClock(tick);
-    if (TRACE) {
-      System.out.println("  " + name + " #" + n + " " + what);
-    }
-    if (n == faults.crashAt()) {
-      process.dead = true;
-      if (faults.landsLate()) {
+    switch (request.outcome()) {
+      case CRASH_LANDS_LATE -> {
         // The request was sent before the crash and reaches the store later.
         world.inFlight.add(
             () -> {
@@ -157,41 +113,33 @@ final class SimStore implements StoreGateway {
                 // a conditional write that the store refuses when it finally arrives
               }
             });
+        throw new Crash(name);
       }
-      throw new Crash(name);
-    }
-    if (roll < faults.transientRate()) {
-      throw new StoreException(ErrorKind.TRANSIENT, 503, "simulated 503 on " + what, null);
+      case CRASH -> throw new Crash(name);
+      case CRASH_APPLIED -> {
+        try {
+          effect.run();
+          world.observer.afterRequest(name, what);
+        } catch (StoreException refused) {
+          // the store refused it; the process is gone either way
+        }
+        throw new Crash(name);
+      }
+      case FAIL_UNSENT ->
+          throw new StoreException(ErrorKind.TRANSIENT, 503, "simulated 503 on " + what, null);
+      default -> {}
     }
     T result = effect.run();
     world.observer.afterRequest(name, what);
-    if (roll < faults.transientRate() + faults.lostAnswerRate()) {
+    if (request.outcome() == FaultRelay.Outcome.LOSE_ANSWER) {
       throw new StoreException(ErrorKind.TRANSIENT, 0, "simulated lost answer of " + what, null);
     }
     return result;
   }
 
-  /**
-   * The process stops: none of its threads sends anything until the store's clock has moved on by
-   * the pause, or until no other actor can go on, when the pause ends by itself.
-   */
-  private void pauseProcess() {
-    long resumeAt = world.memory.clockMillis() + faults.pauseMillis();
-    process.paused = true;
-    if (TRACE) {
-      System.out.println("  " + name + " pauses until " + resumeAt);
-    }
-    scheduler.sleepUntil(actor, () -> world.memory.clockMillis() >= resumeAt);
-    long behind = resumeAt - world.memory.clockMillis();
-    if (behind > 0) {
-      world.memory.advanceClock(behind);
-    }
-    process.paused = false;
-  }
-
   @Override
   public String bucket() {
-    return World.BUCKET;
+    return SharedStore.BUCKET;
   }
 
   @Override

@@ -5,48 +5,34 @@ import dev.writeonce.core.testing.s3.MemoryS3Settings;
 import dev.writeonce.core.testing.s3.Outcome;
 import dev.writeonce.core.testing.s3.RequestHook;
 import dev.writeonce.core.testing.s3.StoreRequest;
+import dev.writeonce.core.testing.simulation.Crash;
+import dev.writeonce.core.testing.simulation.FaultRelay;
+import dev.writeonce.core.testing.simulation.Faults;
+import dev.writeonce.core.testing.simulation.Scheduler;
+import dev.writeonce.core.testing.simulation.SimProcess;
 import dev.writeonce.shim.SimulatedShimFileSystem;
 import java.io.IOException;
 import java.security.PrivilegedExceptionAction;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.Callable;
+import java.util.function.Predicate;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
 
 /**
  * A simulated JVM: its own user (so that Hadoop's file system cache gives it instances of its own,
  * shared by its threads as in a real process), its own shim registry, threads and clock readings,
- * and its own connection to the store, through which its faults are injected and at which it may
- * die. After it died, each of its requests fails with {@link Crash}.
+ * and its own connection to the store, a {@link FaultRelay} through which its faults are injected
+ * and at which it may die. After it died, each of its requests fails with {@link Crash}.
  */
 final class Process {
 
-  /** The process died: thrown at its crash and by every request after it. */
-  static final class Crash extends Error {
-    private static final long serialVersionUID = 1L;
-
-    Crash(String process) {
-      super(process + " crashed", null, false, false);
-    }
-  }
-
-  /** How a process's requests fail. */
-  record Faults(
-      int crashAt,
-      boolean crashAfterApplying,
-      double transientRate,
-      double lostAnswerRate,
-      double shortPageRate,
-      java.util.function.Predicate<StoreRequest> failAlways) {
-    static final Faults NONE = new Faults(0, false, 0, 0, 0, request -> false);
-  }
-
   private final String name;
-  private final World world;
-  private final Faults faults;
-  private final Random random;
+  private final SharedS3 world;
+  private final SimProcess process;
+  private final FaultRelay relay;
+  private final Predicate<StoreRequest> failAlways;
   private final String endpoint;
   private final UserGroupInformation user;
   private final Configuration conf;
@@ -54,14 +40,18 @@ final class Process {
   private final java.util.Set<String> createdKeys = new java.util.HashSet<>();
   private final java.util.Set<String> lostCreates = new java.util.HashSet<>();
   private final java.util.Set<String> failedAborts = new java.util.HashSet<>();
-  private volatile boolean crashed;
-  private int requests;
 
-  Process(String name, World world, Faults faults, long seed) {
+  /**
+   * @param failAlways requests that fail every time they are sent (a 5xx past the retries)
+   */
+  Process(
+      String name, SharedS3 world, Faults faults, Predicate<StoreRequest> failAlways, long seed) {
     this.name = name;
     this.world = world;
-    this.faults = faults;
-    this.random = new Random(seed);
+    this.process = new SimProcess(name);
+    this.relay =
+        new FaultRelay(world.scheduler(), null, process, world.clock(), faults, seed, null);
+    this.failAlways = failAlways;
     this.endpoint = MemoryS3ClientFactory.register(world.store(), new Hook());
     this.user = UserGroupInformation.createRemoteUser(name);
     this.conf = new Configuration(false);
@@ -93,7 +83,7 @@ final class Process {
   }
 
   boolean crashed() {
-    return crashed;
+    return process.dead();
   }
 
   /** Keys this process started uploads for. */
@@ -163,7 +153,7 @@ final class Process {
    * reaches nothing: its requests fail), its registrations dropped.
    */
   void end() {
-    crashed = true;
+    process.die();
     for (SimulatedShimFileSystem instance : SimulatedShimFileSystem.unregister(name)) {
       try {
         instance.close();
@@ -177,23 +167,17 @@ final class Process {
   private final class Hook implements RequestHook {
     @Override
     public Outcome before(StoreRequest request) {
-      if (crashed) {
+      FaultRelay.Request next = relay.next();
+      if (next.outcome() == FaultRelay.Outcome.DEAD) {
         throw new Crash(name);
       }
-      world.scheduler().yieldTurn();
-      if (crashed) {
-        throw new Crash(name);
-      }
-      int number;
-      double roll;
+      int number = next.number();
       synchronized (Process.this) {
-        number = ++requests;
-        roll = random.nextDouble();
         if (world.tracing()) {
           Scheduler.Actor actor = world.scheduler().current();
           trace.add(
               number
-                  + (actor == null ? "" : " (" + actor.name.substring(name.length() + 1) + ")")
+                  + (actor == null ? "" : " (" + actor.name().substring(name.length() + 1) + ")")
                   + " "
                   + request.operation()
                   + " "
@@ -208,20 +192,15 @@ final class Process {
           createdKeys.add(request.key());
         }
       }
-      Outcome outcome;
-      if (faults.crashAt() == number) {
-        crashed = true;
-        if (!faults.crashAfterApplying()) {
-          throw new Crash(name);
-        }
-        outcome = Outcome.LOSE_ANSWER;
-      } else if (faults.failAlways().test(request) || roll < faults.transientRate()) {
-        outcome = Outcome.FAIL_UNSENT;
-      } else if (roll < faults.transientRate() + faults.lostAnswerRate()) {
-        outcome = Outcome.LOSE_ANSWER;
-      } else {
-        outcome = Outcome.PROCEED;
-      }
+      Outcome outcome =
+          switch (next.outcome()) {
+            case CRASH, CRASH_LANDS_LATE, DEAD -> throw new Crash(name);
+            case CRASH_APPLIED -> Outcome.LOSE_ANSWER;
+            case FAIL_UNSENT -> Outcome.FAIL_UNSENT;
+            case LOSE_ANSWER ->
+                failAlways.test(request) ? Outcome.FAIL_UNSENT : Outcome.LOSE_ANSWER;
+            case PROCEED -> failAlways.test(request) ? Outcome.FAIL_UNSENT : Outcome.PROCEED;
+          };
       synchronized (Process.this) {
         if (world.tracing() && outcome != Outcome.PROCEED) {
           trace.add(number + " was " + outcome);
@@ -238,12 +217,7 @@ final class Process {
 
     @Override
     public int pageSize(StoreRequest request, int requested) {
-      synchronized (Process.this) {
-        if (faults.shortPageRate() > 0 && random.nextDouble() < faults.shortPageRate()) {
-          return 1 + random.nextInt(Math.max(1, Math.min(requested, 3)));
-        }
-      }
-      return requested;
+      return relay.pageSize(requested);
     }
   }
 }

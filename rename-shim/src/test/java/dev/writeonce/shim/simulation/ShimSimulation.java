@@ -3,6 +3,10 @@ package dev.writeonce.shim.simulation;
 import dev.writeonce.core.json.PendingFileFormat;
 import dev.writeonce.core.testing.s3.MemoryS3;
 import dev.writeonce.core.testing.s3.StoreRequest;
+import dev.writeonce.core.testing.simulation.Crash;
+import dev.writeonce.core.testing.simulation.Faults;
+import dev.writeonce.core.testing.simulation.SimFuture;
+import dev.writeonce.core.testing.simulation.World;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -35,11 +39,12 @@ import org.apache.hadoop.mapreduce.task.JobContextImpl;
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
 
 /**
- * Runs one {@link Plan} with the real pieces: Hadoop's FileOutputCommitter (v1 or v2) and Hive's
- * move rule, over the real rename shim on the real S3A, against the in-memory store behind the
- * SDK's client interface, in simulated processes whose every store request is a scheduling point.
- * Then it recovers what a crashed driver left, as its application master's successor would, closes
- * the processes, and checks the invariants. Returns the violations found; none when the shim held.
+ * Runs one {@link ShimPlan} with the real pieces: Hadoop's FileOutputCommitter (v1 or v2) and
+ * Hive's move rule, over the real rename shim on the real S3A, against the in-memory store behind
+ * the SDK's client interface, in simulated processes whose every store request is a scheduling
+ * point. Then it recovers what a crashed driver left, as its application master's successor would,
+ * closes the processes, and checks the invariants. Returns the violations found; none when the shim
+ * held.
  *
  * <p>The invariants:
  *
@@ -54,7 +59,7 @@ import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
  *       in the store names it.
  * </ol>
  */
-final class ShimSimulation {
+final class ShimSimulation implements World {
 
   /** How a driver's job ended. */
   enum Result {
@@ -68,8 +73,8 @@ final class ShimSimulation {
   private static final String HIVE_STAGING =
       HIVE_TABLE + "/.hive-staging_hive_2026-11-26_00-00-00_000_1/-ext-10000";
 
-  private final Plan plan;
-  private final World world;
+  private final ShimPlan plan;
+  private final SharedS3 world;
   private final List<String> violations = new ArrayList<>();
   private final Map<String, byte[]> protectedFiles = new TreeMap<>();
   private final Set<String> presentFromStart = new HashSet<>();
@@ -82,7 +87,7 @@ final class ShimSimulation {
 
   /** What one job did, as its driver and tasks saw it. */
   private final class JobRun {
-    final Plan.JobPlan plan;
+    final ShimPlan.JobPlan plan;
     volatile Result result = Result.NONE;
     volatile Throwable failure;
     final Map<String, Set<String>> committed = new HashMap<>();
@@ -90,30 +95,31 @@ final class ShimSimulation {
     final Set<String> written = new HashSet<>();
     Process driver;
 
-    JobRun(Plan.JobPlan plan) {
+    JobRun(ShimPlan.JobPlan plan) {
       this.plan = plan;
     }
   }
 
   /** What the Hive statement did. */
   private static final class HiveRun {
-    final Plan.HivePlan plan;
+    final ShimPlan.HivePlan plan;
     volatile Result result = Result.NONE;
     volatile Throwable failure;
     final List<String> contents = new ArrayList<>();
 
-    HiveRun(Plan.HivePlan plan) {
+    HiveRun(ShimPlan.HivePlan plan) {
       this.plan = plan;
     }
   }
 
-  ShimSimulation(Plan plan, boolean tracing) {
+  ShimSimulation(ShimPlan plan, boolean tracing) {
     this.plan = plan;
     this.tracing = tracing;
-    this.world = new World(plan.seed(), tracing);
+    this.world = new SharedS3(plan.seed(), tracing);
   }
 
-  List<String> run() throws Exception {
+  @Override
+  public List<String> run() throws Exception {
     try {
       prepare();
       Process driver = process("driver", driverFaults(), plan.seed() + 1);
@@ -121,10 +127,10 @@ final class ShimSimulation {
           new Random(plan.seed()).nextBoolean()
               ? driver
               : process("executor", executorFaults(), plan.seed() + 2);
-      if (plan.jobs().stream().anyMatch(Plan.JobPlan::hiveInsert)) {
+      if (plan.jobs().stream().anyMatch(ShimPlan.JobPlan::hiveInsert)) {
         metastore = process("metastore", executorFaults(), plan.seed() + 4);
       }
-      for (Plan.JobPlan job : plan.jobs()) {
+      for (ShimPlan.JobPlan job : plan.jobs()) {
         JobRun run = new JobRun(job);
         run.driver = driver;
         runs.add(run);
@@ -158,27 +164,31 @@ final class ShimSimulation {
     return violations;
   }
 
-  private Process process(String role, Process.Faults faults, long seed) {
-    Process process = new Process("s" + plan.seed() + "-" + role, world, faults, seed);
+  private Process process(String role, Faults faults, long seed) {
+    return process(role, faults, this::failsAlways, seed);
+  }
+
+  private Process process(
+      String role,
+      Faults faults,
+      java.util.function.Predicate<StoreRequest> failAlways,
+      long seed) {
+    Process process = new Process("s" + plan.seed() + "-" + role, world, faults, failAlways, seed);
     processes.add(process);
     return process;
   }
 
-  private Process.Faults driverFaults() {
-    Plan.Faults f = plan.faults();
-    return new Process.Faults(
-        f.driverCrashAt(),
-        f.crashAfterApplying(),
-        f.transientRate(),
-        f.lostAnswerRate(),
-        f.shortPageRate(),
-        this::failsAlways);
+  private Faults driverFaults() {
+    ShimPlan.Faults f = plan.faults();
+    return executorFaults()
+        .withCrash(
+            f.driverCrashAt(),
+            f.crashAfterApplying() ? Faults.AtCrash.APPLIED : Faults.AtCrash.UNSENT);
   }
 
-  private Process.Faults executorFaults() {
-    Plan.Faults f = plan.faults();
-    return new Process.Faults(
-        0, false, f.transientRate(), f.lostAnswerRate(), f.shortPageRate(), this::failsAlways);
+  private Faults executorFaults() {
+    ShimPlan.Faults f = plan.faults();
+    return Faults.rates(f.transientRate(), f.lostAnswerRate()).withShortPages(f.shortPageRate());
   }
 
   /** The file whose completion fails: a 5xx past the retries, every time it is tried. */
@@ -206,17 +216,17 @@ final class ShimSimulation {
 
   private void prepare() {
     MemoryS3 store = world.store();
-    for (Plan.JobPlan job : plan.jobs()) {
+    for (ShimPlan.JobPlan job : plan.jobs()) {
       if (job.dynamicOverwrite()) {
         protect(job.output() + "/p=9/old-data", "a partition the overwrite does not write");
-        store.putObject(World.BUCKET, job.output() + "/p=0/older-run", bytes("replaced"));
+        store.putObject(SharedS3.BUCKET, job.output() + "/p=0/older-run", bytes("replaced"));
       }
       if (job.oldFiles()) {
         protect(job.output() + "/old-0", "old data of " + job.output());
         List<String> keys = outputKeys(job);
         if (!keys.isEmpty() && !job.hiveInsert()) {
           // A file of the job's own name: FileOutputCommitter replaces it.
-          store.putObject(World.BUCKET, keys.get(0), bytes("an older run's " + keys.get(0)));
+          store.putObject(SharedS3.BUCKET, keys.get(0), bytes("an older run's " + keys.get(0)));
         }
       }
     }
@@ -231,7 +241,7 @@ final class ShimSimulation {
   }
 
   private void protect(String key, String content) {
-    world.store().putObject(World.BUCKET, key, bytes(content));
+    world.store().putObject(SharedS3.BUCKET, key, bytes(content));
     protectedFiles.put(key, bytes(content));
   }
 
@@ -252,10 +262,10 @@ final class ShimSimulation {
         && plan.faults().failedByForeignAbort()
         && !foreignAbortDone.get()
         && random.nextInt(4) == 0) {
-      for (MemoryS3.OpenUpload upload : world.store().openUploads(World.BUCKET)) {
+      for (MemoryS3.OpenUpload upload : world.store().openUploads(SharedS3.BUCKET)) {
         if (upload.key().equals(failed)) {
           // Another tool aborts the upload: the completion will find it gone.
-          world.store().abortUpload(World.BUCKET, upload.key(), upload.uploadId());
+          world.store().abortUpload(SharedS3.BUCKET, upload.key(), upload.uploadId());
           foreignAbortDone.set(true);
         }
       }
@@ -265,9 +275,9 @@ final class ShimSimulation {
   // ---- FileOutputCommitter ------------------------------------------------------------------
 
   /** The output keys a job's tasks write, in task and file order. */
-  static List<String> outputKeys(Plan.JobPlan job) {
+  static List<String> outputKeys(ShimPlan.JobPlan job) {
     List<String> keys = new ArrayList<>();
-    for (Plan.TaskPlan task : job.tasks()) {
+    for (ShimPlan.TaskPlan task : job.tasks()) {
       for (int f = 0; f < task.files(); f++) {
         keys.add(job.output() + "/" + fileName(job, task.task(), f));
       }
@@ -275,13 +285,13 @@ final class ShimSimulation {
     return keys;
   }
 
-  private static String fileName(Plan.JobPlan job, int task, int file) {
+  private static String fileName(ShimPlan.JobPlan job, int task, int file) {
     String name = job.sharedNames() ? "part-0000" + file : "part-" + task + "-" + file;
     return job.partitioned() || job.dynamicOverwrite() ? "p=" + (file % 2) + "/" + name : name;
   }
 
   /** The partitions a dynamic partition overwrite replaces: those its committed files write. */
-  private static List<String> partitionsOf(Map<String, String> files, Plan.JobPlan job) {
+  private static List<String> partitionsOf(Map<String, String> files, ShimPlan.JobPlan job) {
     Set<String> partitions = new java.util.TreeSet<>();
     for (String key : files.keySet()) {
       String below = key.substring(job.output().length() + 1);
@@ -290,11 +300,11 @@ final class ShimSimulation {
     return new ArrayList<>(partitions);
   }
 
-  private JobConf jobConf(Plan.JobPlan job, Process process) {
+  private JobConf jobConf(ShimPlan.JobPlan job, Process process) {
     JobConf conf = new JobConf(process.conf());
     conf.set(
         "mapreduce.output.fileoutputformat.outputdir",
-        "s3a://" + World.BUCKET + "/" + job.output());
+        "s3a://" + SharedS3.BUCKET + "/" + job.output());
     conf.setInt("mapreduce.fileoutputcommitter.algorithm.version", job.algorithm());
     // The job's own settings, which the file system instance (made with the process's) never sees.
     conf.setBoolean("mapreduce.fileoutputcommitter.marksuccessfuljobs", job.successMarker());
@@ -307,20 +317,20 @@ final class ShimSimulation {
     return conf;
   }
 
-  private static JobID jobId(Plan.JobPlan job) {
+  private static JobID jobId(ShimPlan.JobPlan job) {
     return new JobID("202611260000", job.index() + 1);
   }
 
   private void drive(JobRun run, Process executor) throws Exception {
-    Plan.JobPlan job = run.plan;
-    Path output = new Path("s3a://" + World.BUCKET + "/" + job.committerOutput());
+    ShimPlan.JobPlan job = run.plan;
+    Path output = new Path("s3a://" + SharedS3.BUCKET + "/" + job.committerOutput());
     JobConf conf = jobConf(job, run.driver);
     JobContext context = new JobContextImpl(conf, jobId(job));
     FileOutputCommitter committer = new FileOutputCommitter(output, context);
     try {
       committer.setupJob(context);
       List<SimFuture<Boolean>> tasks = new ArrayList<>();
-      for (Plan.TaskPlan task : job.tasks()) {
+      for (ShimPlan.TaskPlan task : job.tasks()) {
         SimFuture<Boolean> done = new SimFuture<>(world.scheduler());
         tasks.add(done);
         executor.spawn(
@@ -356,7 +366,7 @@ final class ShimSimulation {
         loadIntoTable(run, output, conf);
       }
       run.result = Result.SUCCEEDED;
-    } catch (Process.Crash crash) {
+    } catch (Crash crash) {
       run.result = Result.CRASHED;
       throw crash;
     } catch (Exception e) {
@@ -387,7 +397,7 @@ final class ShimSimulation {
    */
   private void replacePartitions(JobRun run, Path staging, JobConf conf) throws IOException {
     FileSystem fs = staging.getFileSystem(conf);
-    Path output = new Path("s3a://" + World.BUCKET + "/" + run.plan.output());
+    Path output = new Path("s3a://" + SharedS3.BUCKET + "/" + run.plan.output());
     Map<String, String> written = new HashMap<>();
     synchronized (run) {
       run.lastCommitted.values().forEach(written::putAll);
@@ -414,7 +424,7 @@ final class ShimSimulation {
     SimFuture<Boolean> loaded = new SimFuture<>(world.scheduler());
     java.util.concurrent.atomic.AtomicReference<Exception> failure =
         new java.util.concurrent.atomic.AtomicReference<>();
-    Path table = new Path("s3a://" + World.BUCKET + "/" + run.plan.output());
+    Path table = new Path("s3a://" + SharedS3.BUCKET + "/" + run.plan.output());
     metastore.spawn(
         "load" + run.plan.index(),
         () -> {
@@ -434,7 +444,7 @@ final class ShimSimulation {
               }
             }
             done = true;
-          } catch (Process.Crash crash) {
+          } catch (Crash crash) {
             throw crash;
           } catch (Exception e) {
             failure.set(e);
@@ -468,21 +478,21 @@ final class ShimSimulation {
   }
 
   /** The directory Spark creates for a staged write, deleted whole at its end. */
-  private static String stagingOf(Plan.JobPlan job) {
+  private static String stagingOf(ShimPlan.JobPlan job) {
     return job.hiveInsert()
         ? job.committerOutput().substring(0, job.committerOutput().lastIndexOf('/'))
         : job.committerOutput();
   }
 
-  private static void deleteStaging(Plan.JobPlan job, JobConf conf) throws IOException {
-    Path staging = new Path("s3a://" + World.BUCKET + "/" + stagingOf(job));
+  private static void deleteStaging(ShimPlan.JobPlan job, JobConf conf) throws IOException {
+    Path staging = new Path("s3a://" + SharedS3.BUCKET + "/" + stagingOf(job));
     staging.getFileSystem(conf).delete(staging, true);
   }
 
   /** Runs a task's attempts in turn; true when one committed. */
-  private boolean runTask(JobRun run, Process process, Path output, Plan.TaskPlan task)
+  private boolean runTask(JobRun run, Process process, Path output, ShimPlan.TaskPlan task)
       throws Exception {
-    Plan.JobPlan job = run.plan;
+    ShimPlan.JobPlan job = run.plan;
     for (int a = 0; a < task.attemptFails().size(); a++) {
       TaskAttemptID attempt =
           new TaskAttemptID(
@@ -520,7 +530,7 @@ final class ShimSimulation {
                   run.committed.computeIfAbsent(key, k -> new HashSet<>()).add(content));
         }
         return true;
-      } catch (Process.Crash crash) {
+      } catch (Crash crash) {
         throw crash;
       } catch (Exception e) {
         try {
@@ -542,7 +552,7 @@ final class ShimSimulation {
    */
   private void hiveStatement(HiveRun run, Process process) throws Exception {
     Configuration conf = process.conf();
-    Path staging = new Path("s3a://" + World.BUCKET + "/" + HIVE_STAGING);
+    Path staging = new Path("s3a://" + SharedS3.BUCKET + "/" + HIVE_STAGING);
     FileSystem fs = staging.getFileSystem(conf);
     try {
       for (int f = 0; f < run.plan.files(); f++) {
@@ -552,7 +562,7 @@ final class ShimSimulation {
         }
         run.contents.add(content);
       }
-      Path table = new Path("s3a://" + World.BUCKET + "/" + HIVE_TABLE);
+      Path table = new Path("s3a://" + SharedS3.BUCKET + "/" + HIVE_TABLE);
       for (FileStatus staged : fs.listStatus(staging)) {
         String name = staged.getPath().getName();
         Path target = new Path(table, name);
@@ -565,7 +575,7 @@ final class ShimSimulation {
       }
       fs.delete(staging.getParent(), true);
       run.result = Result.SUCCEEDED;
-    } catch (Process.Crash crash) {
+    } catch (Crash crash) {
       run.result = Result.CRASHED;
       throw crash;
     } catch (Exception e) {
@@ -598,7 +608,7 @@ final class ShimSimulation {
     Random random = new Random(plan.seed() * 31 + reader);
     List<String> paths = new ArrayList<>(List.of("", HIVE_TABLE));
     paths.addAll(presentFromStart);
-    for (Plan.JobPlan job : plan.jobs()) {
+    for (ShimPlan.JobPlan job : plan.jobs()) {
       paths.add(job.output());
       paths.add(job.output() + "/p=0");
       if (job.staged()) {
@@ -611,16 +621,17 @@ final class ShimSimulation {
         paths.add(key);
       }
     }
-    FileSystem fs = new Path("s3a://" + World.BUCKET + "/").getFileSystem(process.conf());
+    FileSystem fs = new Path("s3a://" + SharedS3.BUCKET + "/").getFileSystem(process.conf());
     for (int i = 0; i < 24; i++) {
-      Path path = new Path("s3a://" + World.BUCKET + "/" + paths.get(random.nextInt(paths.size())));
+      Path path =
+          new Path("s3a://" + SharedS3.BUCKET + "/" + paths.get(random.nextInt(paths.size())));
       try {
         switch (random.nextInt(3)) {
           case 0 -> list(fs, path, random.nextInt(6));
           case 1 -> exists(fs, path, "a reader");
           default -> fs.getFileStatus(path);
         }
-      } catch (Process.Crash crash) {
+      } catch (Crash crash) {
         throw crash;
       } catch (IOException seen) {
         // A reader sees what it sees; whether it saw a job's failure tells which fault it was.
@@ -668,7 +679,7 @@ final class ShimSimulation {
       Set<String> created = process.createdKeys();
       Set<String> lost = process.lostCreates();
       Set<String> refused = process.failedAborts();
-      for (MemoryS3.OpenUpload upload : world.store().openUploads(World.BUCKET)) {
+      for (MemoryS3.OpenUpload upload : world.store().openUploads(SharedS3.BUCKET)) {
         boolean diedFirst = process.crashed() && created.contains(upload.key());
         if (!named.contains(upload.uploadId())
             && (diedFirst || lost.contains(upload.key()) || refused.contains(upload.uploadId()))) {
@@ -681,7 +692,7 @@ final class ShimSimulation {
   private Set<String> namedUploads() {
     Set<String> named = new HashSet<>();
     for (Map.Entry<String, MemoryS3.StoredObject> entry :
-        world.store().objects(World.BUCKET, "").entrySet()) {
+        world.store().objects(SharedS3.BUCKET, "").entrySet()) {
       byte[] body = entry.getValue().bytes();
       if (body.length < 4096
           && PendingFileFormat.isRecord(
@@ -704,17 +715,17 @@ final class ShimSimulation {
     if (!any) {
       return;
     }
-    Process successor = process("successor", Process.Faults.NONE, plan.seed() + 3);
+    Process successor = process("successor", Faults.NONE, request -> false, plan.seed() + 3);
     successor.spawn(
         "abort",
         () -> {
           for (JobRun run : runs) {
             if (run.result == Result.CRASHED || run.result == Result.NONE) {
-              Plan.JobPlan job = run.plan;
+              ShimPlan.JobPlan job = run.plan;
               JobConf conf = jobConf(job, successor);
               conf.setInt("mapreduce.job.application.attempt.id", 1);
               JobContext context = new JobContextImpl(conf, jobId(job));
-              Path output = new Path("s3a://" + World.BUCKET + "/" + job.committerOutput());
+              Path output = new Path("s3a://" + SharedS3.BUCKET + "/" + job.committerOutput());
               new FileOutputCommitter(output, context).abortJob(context, JobStatus.State.FAILED);
               if (job.staged()) {
                 deleteStaging(job, conf);
@@ -722,7 +733,7 @@ final class ShimSimulation {
             }
           }
           if (hive != null && (hive.result == Result.CRASHED || hive.result == Result.NONE)) {
-            Path staging = new Path("s3a://" + World.BUCKET + "/" + HIVE_STAGING).getParent();
+            Path staging = new Path("s3a://" + SharedS3.BUCKET + "/" + HIVE_STAGING).getParent();
             staging.getFileSystem(successor.conf()).delete(staging, true);
           }
         });
@@ -733,7 +744,7 @@ final class ShimSimulation {
 
   private void check() {
     MemoryS3 store = world.store();
-    boolean faultless = plan.faults().equals(Plan.Faults.NONE);
+    boolean faultless = plan.faults().equals(ShimPlan.Faults.NONE);
     for (JobRun run : runs) {
       if (faultless && run.result != Result.SUCCEEDED && allTasksMayCommit(run.plan)) {
         violations.add(
@@ -751,7 +762,7 @@ final class ShimSimulation {
         expected.addAll(files.keySet());
       }
       for (String key : expected) {
-        byte[] found = store.getObject(World.BUCKET, key).orElse(null);
+        byte[] found = store.getObject(SharedS3.BUCKET, key).orElse(null);
         if (found == null) {
           violations.add(
               "job "
@@ -775,7 +786,7 @@ final class ShimSimulation {
         run.lastCommitted.values().forEach(written::putAll);
         for (String partition : partitionsOf(written, run.plan)) {
           for (String key :
-              store.objects(World.BUCKET, run.plan.output() + "/" + partition + "/").keySet()) {
+              store.objects(SharedS3.BUCKET, run.plan.output() + "/" + partition + "/").keySet()) {
             if (!expected.contains(key)) {
               violations.add(
                   "job "
@@ -791,16 +802,16 @@ final class ShimSimulation {
       }
       if (run.plan.staged()) {
         String staging = stagingOf(run.plan) + "/";
-        if (!store.objects(World.BUCKET, staging).isEmpty()) {
+        if (!store.objects(SharedS3.BUCKET, staging).isEmpty()) {
           violations.add(
               "job "
                   + run.plan.index()
                   + " left its staging directory: "
-                  + store.objects(World.BUCKET, staging).keySet());
+                  + store.objects(SharedS3.BUCKET, staging).keySet());
         }
       }
       for (Map.Entry<String, MemoryS3.StoredObject> entry :
-          store.objects(World.BUCKET, run.plan.output() + "/").entrySet()) {
+          store.objects(SharedS3.BUCKET, run.plan.output() + "/").entrySet()) {
         String key = entry.getKey();
         if (isLeftover(run.plan, key)) {
           violations.add(
@@ -821,7 +832,8 @@ final class ShimSimulation {
     }
     if (hive != null && hive.result == Result.SUCCEEDED) {
       List<String> found = new ArrayList<>();
-      for (MemoryS3.StoredObject object : store.objects(World.BUCKET, HIVE_TABLE + "/").values()) {
+      for (MemoryS3.StoredObject object :
+          store.objects(SharedS3.BUCKET, HIVE_TABLE + "/").values()) {
         found.add(text(object.bytes()));
       }
       for (String content : hive.contents) {
@@ -836,7 +848,7 @@ final class ShimSimulation {
       }
     }
     for (Map.Entry<String, byte[]> file : protectedFiles.entrySet()) {
-      byte[] now = store.getObject(World.BUCKET, file.getKey()).orElse(null);
+      byte[] now = store.getObject(SharedS3.BUCKET, file.getKey()).orElse(null);
       if (now == null) {
         violations.add(file.getKey() + ", written before by another writer, was removed");
       } else if (!Arrays.equals(now, file.getValue())) {
@@ -848,7 +860,7 @@ final class ShimSimulation {
       }
     }
     Set<String> named = namedUploads();
-    for (MemoryS3.OpenUpload upload : store.openUploads(World.BUCKET)) {
+    for (MemoryS3.OpenUpload upload : store.openUploads(SharedS3.BUCKET)) {
       if (!named.contains(upload.uploadId()) && !unnamedByDesign.contains(upload.uploadId())) {
         violations.add(
             "the upload "
@@ -865,7 +877,7 @@ final class ShimSimulation {
   }
 
   /** Whether every task of a job has an attempt that commits. */
-  private static boolean allTasksMayCommit(Plan.JobPlan job) {
+  private static boolean allTasksMayCommit(ShimPlan.JobPlan job) {
     return job.tasks().stream().allMatch(task -> task.attemptFails().contains(false));
   }
 
@@ -874,7 +886,7 @@ final class ShimSimulation {
    * directories of the commit (FileOutputCommitter's, unless told to skip its cleanup or to ignore
    * its failure).
    */
-  private static boolean isLeftover(Plan.JobPlan job, String key) {
+  private static boolean isLeftover(ShimPlan.JobPlan job, String key) {
     String below = key.substring(job.output().length() + 1);
     return below.contains("_writeonce")
         || below.startsWith(".spark-staging")
@@ -891,7 +903,8 @@ final class ShimSimulation {
   }
 
   /** What the schedule did, for a failure's report. */
-  String describe() {
+  @Override
+  public String describe() {
     StringBuilder out = new StringBuilder(plan.toString());
     for (JobRun run : runs) {
       out.append("\n  job ").append(run.plan.index()).append(": ").append(run.result);
@@ -928,6 +941,6 @@ final class ShimSimulation {
 
   /** The objects of the store, for a failure's report. */
   NavigableMap<String, MemoryS3.StoredObject> objects() {
-    return world.store().objects(World.BUCKET, "");
+    return world.store().objects(SharedS3.BUCKET, "");
   }
 }

@@ -1,5 +1,7 @@
 package dev.writeonce.shim.simulation;
 
+import dev.writeonce.core.testing.simulation.Scheduler;
+import dev.writeonce.core.testing.simulation.SimFuture;
 import dev.writeonce.core.work.WorkerPool;
 import java.util.ArrayList;
 import java.util.Collection;

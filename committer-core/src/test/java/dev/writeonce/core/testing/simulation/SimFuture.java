@@ -1,12 +1,15 @@
-package dev.writeonce.shim.simulation;
+package dev.writeonce.core.testing.simulation;
 
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-/** The future of work handed to a simulated pool: an actor waiting for it yields its turn. */
-final class SimFuture<T> implements Future<T> {
+/**
+ * The future of work another actor does (a simulated pool's task): an actor waiting for it yields
+ * its turn until it is done.
+ */
+public final class SimFuture<T> implements Future<T> {
 
   private final Scheduler scheduler;
   private volatile boolean done;
@@ -14,24 +17,24 @@ final class SimFuture<T> implements Future<T> {
   private T value;
   private Throwable failure;
 
-  SimFuture(Scheduler scheduler) {
+  public SimFuture(Scheduler scheduler) {
     this.scheduler = scheduler;
   }
 
-  void complete(T result) {
+  public void complete(T result) {
     synchronized (this) {
       value = result;
       done = true;
     }
-    scheduler.completed(this);
+    scheduler.changed();
   }
 
-  void fail(Throwable cause) {
+  public void fail(Throwable cause) {
     synchronized (this) {
       failure = cause;
       done = true;
     }
-    scheduler.completed(this);
+    scheduler.changed();
   }
 
   @Override
@@ -43,7 +46,8 @@ final class SimFuture<T> implements Future<T> {
     return true;
   }
 
-  boolean cancelled() {
+  /** Whether a caller cancelled it before it ran. */
+  public boolean cancelled() {
     return cancelled;
   }
 
@@ -59,7 +63,9 @@ final class SimFuture<T> implements Future<T> {
 
   @Override
   public T get() throws ExecutionException {
-    scheduler.await(this);
+    if (!done) {
+      scheduler.blockUntil(this::isDone);
+    }
     synchronized (this) {
       if (failure instanceof CancellationException cancellation) {
         throw cancellation;

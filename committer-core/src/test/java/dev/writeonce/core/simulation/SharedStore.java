@@ -6,6 +6,7 @@ import dev.writeonce.core.model.JobManifest;
 import dev.writeonce.core.model.ManifestChunk;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.testing.InMemoryStore;
+import dev.writeonce.core.testing.simulation.SimClock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -18,12 +19,22 @@ import java.util.Set;
  * beyond its objects: the job manifests that were written (each a commit point passed), the bytes
  * of every upload, and the violations seen while the schedule ran.
  */
-final class World {
+final class SharedStore {
 
   static final String BUCKET = "bucket";
 
   /** A clock near now: records look fresh to job setup and abort fences stand. */
   final InMemoryStore memory = new InMemoryStore(BUCKET, System.currentTimeMillis());
+
+  /** The store's clock, which the schedule moves. */
+  final SimClock clock = SimClock.of(memory::clockMillis, memory::advanceClock);
+
+  /** Whether every request is printed, for the report of a failing schedule. */
+  final boolean traced;
+
+  SharedStore(boolean traced) {
+    this.traced = traced;
+  }
 
   /**
    * Sees every request that reached the store, as it lands: the publication's checker. Called in

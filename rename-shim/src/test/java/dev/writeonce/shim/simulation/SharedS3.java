@@ -2,6 +2,8 @@ package dev.writeonce.shim.simulation;
 
 import dev.writeonce.core.testing.s3.MemoryS3;
 import dev.writeonce.core.testing.s3.StoreRequest;
+import dev.writeonce.core.testing.simulation.Scheduler;
+import dev.writeonce.core.testing.simulation.SimClock;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -9,7 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * What a schedule's processes share: the store, the scheduler, and time. The store's clock and the
  * processes' monotonic clocks move together, only when the schedule steps them.
  */
-final class World {
+final class SharedS3 {
 
   static final String BUCKET = "bucket";
 
@@ -19,7 +21,7 @@ final class World {
   private final boolean tracing;
   private final AtomicLong requests = new AtomicLong();
 
-  World(long seed, boolean tracing) {
+  SharedS3(long seed, boolean tracing) {
     this.store = new MemoryS3(seed);
     this.store.createBucket(BUCKET);
     this.store.setMinimumPartSize(1);
@@ -45,6 +47,11 @@ final class World {
 
   long millis() {
     return store.nowMillis();
+  }
+
+  /** The store's clock, moving every clock on together. */
+  SimClock clock() {
+    return SimClock.of(this::millis, this::advanceMillis);
   }
 
   /** Moves every clock on together. */

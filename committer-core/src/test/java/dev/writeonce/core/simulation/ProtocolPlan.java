@@ -1,5 +1,7 @@
 package dev.writeonce.core.simulation;
 
+import dev.writeonce.core.testing.simulation.Plan;
+import dev.writeonce.core.testing.simulation.Scheduler;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -11,13 +13,14 @@ import java.util.Random;
  * request, lost answers and transient errors. The interleaving comes from the same seed, in the
  * {@link Scheduler}. Plans shrink: {@link #simpler} lists the plans one step simpler.
  */
-record Plan(
+record ProtocolPlan(
     long seed,
     List<JobPlan> jobs,
     List<Integer> recoveries,
     double transientRate,
     double lostAnswerRate,
-    boolean[] oldData) {
+    boolean[] oldData)
+    implements Plan<ProtocolPlan> {
 
   enum Outcome {
     COMMIT,
@@ -64,7 +67,7 @@ record Plan(
     }
   }
 
-  static Plan generate(long seed) {
+  static ProtocolPlan generate(long seed) {
     Random random = new Random(seed);
     int jobCount = 1 + random.nextInt(3);
     List<JobPlan> jobs = new ArrayList<>();
@@ -108,7 +111,7 @@ record Plan(
     }
     double transientRate = random.nextInt(3) == 0 ? 0.03 : 0;
     double lostRate = random.nextInt(3) == 0 ? 0.03 : 0;
-    return new Plan(
+    return new ProtocolPlan(
         seed,
         jobs,
         recoveries,
@@ -148,22 +151,23 @@ record Plan(
   }
 
   /** Plans one step simpler than this one, for shrinking a failing schedule. */
-  List<Plan> simpler() {
-    List<Plan> simpler = new ArrayList<>();
+  @Override
+  public List<ProtocolPlan> simpler() {
+    List<ProtocolPlan> simpler = new ArrayList<>();
     if (transientRate > 0) {
-      simpler.add(new Plan(seed, jobs, recoveries, 0, lostAnswerRate, oldData));
+      simpler.add(new ProtocolPlan(seed, jobs, recoveries, 0, lostAnswerRate, oldData));
     }
     if (lostAnswerRate > 0) {
-      simpler.add(new Plan(seed, jobs, recoveries, transientRate, 0, oldData));
+      simpler.add(new ProtocolPlan(seed, jobs, recoveries, transientRate, 0, oldData));
     }
     for (int r = 0; r < recoveries.size(); r++) {
       List<Integer> fewer = new ArrayList<>(recoveries);
       fewer.remove(r);
-      simpler.add(new Plan(seed, jobs, fewer, transientRate, lostAnswerRate, oldData));
+      simpler.add(new ProtocolPlan(seed, jobs, fewer, transientRate, lostAnswerRate, oldData));
       if (recoveries.get(r) != 0) {
         List<Integer> noCrash = new ArrayList<>(recoveries);
         noCrash.set(r, 0);
-        simpler.add(new Plan(seed, jobs, noCrash, transientRate, lostAnswerRate, oldData));
+        simpler.add(new ProtocolPlan(seed, jobs, noCrash, transientRate, lostAnswerRate, oldData));
       }
     }
     for (int j = 0; j < jobs.size(); j++) {
@@ -176,18 +180,21 @@ record Plan(
             fewer.add(other);
           }
         }
-        simpler.add(new Plan(seed, fewer, recoveries, transientRate, lostAnswerRate, oldData));
+        simpler.add(
+            new ProtocolPlan(seed, fewer, recoveries, transientRate, lostAnswerRate, oldData));
       }
       List<JobPlan> variant;
       if (job.driverCrashAt() != 0) {
         variant = new ArrayList<>(jobs);
         variant.set(j, job.with(job.attempts(), job.abortInstead(), job.commitTwice(), 0));
-        simpler.add(new Plan(seed, variant, recoveries, transientRate, lostAnswerRate, oldData));
+        simpler.add(
+            new ProtocolPlan(seed, variant, recoveries, transientRate, lostAnswerRate, oldData));
       }
       if (job.commitTwice() || job.abortInstead()) {
         variant = new ArrayList<>(jobs);
         variant.set(j, job.with(job.attempts(), false, false, job.driverCrashAt()));
-        simpler.add(new Plan(seed, variant, recoveries, transientRate, lostAnswerRate, oldData));
+        simpler.add(
+            new ProtocolPlan(seed, variant, recoveries, transientRate, lostAnswerRate, oldData));
       }
       for (int a = 0; a < job.attempts().size(); a++) {
         AttemptPlan attempt = job.attempts().get(a);
@@ -197,7 +204,8 @@ record Plan(
           variant = new ArrayList<>(jobs);
           variant.set(
               j, job.with(attempts, job.abortInstead(), job.commitTwice(), job.driverCrashAt()));
-          simpler.add(new Plan(seed, variant, recoveries, transientRate, lostAnswerRate, oldData));
+          simpler.add(
+              new ProtocolPlan(seed, variant, recoveries, transientRate, lostAnswerRate, oldData));
         }
         boolean lastOfTask =
             job.attempts().stream().filter(o -> o.task() == attempt.task()).count() == 1;
@@ -207,7 +215,8 @@ record Plan(
           variant = new ArrayList<>(jobs);
           variant.set(
               j, job.with(attempts, job.abortInstead(), job.commitTwice(), job.driverCrashAt()));
-          simpler.add(new Plan(seed, variant, recoveries, transientRate, lostAnswerRate, oldData));
+          simpler.add(
+              new ProtocolPlan(seed, variant, recoveries, transientRate, lostAnswerRate, oldData));
         }
       }
     }

@@ -1,5 +1,6 @@
 package dev.writeonce.shim.simulation;
 
+import dev.writeonce.core.testing.simulation.Plan;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -10,14 +11,15 @@ import java.util.Random;
  * replays a schedule; a plan can be narrowed by hand (fewer jobs, fewer faults) into a regression
  * test.
  */
-record Plan(
+record ShimPlan(
     long seed,
     List<JobPlan> jobs,
     HivePlan hive,
     int readers,
     boolean clockSteps,
     boolean foreignWrites,
-    Faults faults) {
+    Faults faults)
+    implements Plan<ShimPlan> {
 
   /**
    * A FileOutputCommitter job on its own output, {@code out<index>}: its tasks, how its job's own
@@ -90,7 +92,7 @@ record Plan(
   }
 
   /** The plan of a seed. */
-  static Plan of(long seed) {
+  static ShimPlan of(long seed) {
     Random random = new Random(seed * 7919 + 17);
     List<JobPlan> jobs = new ArrayList<>();
     HivePlan hive = null;
@@ -114,7 +116,7 @@ record Plan(
                 random.nextInt(4) == 0 ? 1 + random.nextInt(80) : 0,
                 random.nextBoolean())
             : Faults.NONE;
-    return new Plan(
+    return new ShimPlan(
         seed,
         jobs,
         hive,
