@@ -50,7 +50,7 @@ final class BucketState {
         java.util.function.Supplier<WorkerPool> completionThreads) {
       BucketState state = states.get(key);
       if (state == null) {
-        state = new BucketState(this, key, nanoClock, completionThreads.get());
+        state = new BucketState(key, nanoClock, completionThreads.get());
         states.put(key, state);
       }
       state.windows.add(listingWindowMillis);
@@ -88,16 +88,13 @@ final class BucketState {
     }
   }
 
-  private final Registry registry;
   private final Key key;
   private final List<Long> windows = new ArrayList<>();
   private final WorkerPool completionThreads;
   final KnownKeys known;
   final CompletionQueue queue;
 
-  private BucketState(
-      Registry registry, Key key, LongSupplier nanoClock, WorkerPool completionThreads) {
-    this.registry = registry;
+  private BucketState(Key key, LongSupplier nanoClock, WorkerPool completionThreads) {
     this.key = key;
     this.completionThreads = completionThreads;
     this.known = new KnownKeys(0, nanoClock);
@@ -116,10 +113,6 @@ final class BucketState {
               }
             },
             key.bucket());
-  }
-
-  Registry registry() {
-    return registry;
   }
 
   /**

@@ -1,7 +1,7 @@
 package dev.writeonce.shim;
 
-import static dev.writeonce.shim.ShimNames.isAtOrUnder;
-import static dev.writeonce.shim.ShimNames.isUnder;
+import static dev.writeonce.shim.Keys.isAtOrUnder;
+import static dev.writeonce.shim.Keys.isUnder;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;

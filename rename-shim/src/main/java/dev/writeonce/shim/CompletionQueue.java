@@ -1,8 +1,8 @@
 package dev.writeonce.shim;
 
-import static dev.writeonce.shim.ShimNames.commonDirectory;
-import static dev.writeonce.shim.ShimNames.isAtOrUnder;
-import static dev.writeonce.shim.ShimNames.parentOf;
+import static dev.writeonce.shim.Keys.commonDirectory;
+import static dev.writeonce.shim.Keys.isAtOrUnder;
+import static dev.writeonce.shim.Keys.parentOf;
 
 import dev.writeonce.core.work.WorkerPool;
 import java.io.IOException;
@@ -170,7 +170,7 @@ final class CompletionQueue {
   }
 
   private synchronized MergeRound roundOf(String sourceKey) {
-    return ShimNames.jobAttemptOf(sourceKey).map(rounds::get).orElse(null);
+    return Layouts.jobAttemptOf(sourceKey).map(rounds::get).orElse(null);
   }
 
   /** Whether a rename of this temporary file may queue its completion: it is a round's. */
@@ -397,7 +397,7 @@ final class CompletionQueue {
   void temporaryTreeChanged(String key, boolean deleted) {
     if (deleted) {
       synchronized (this) {
-        rounds.keySet().removeIf(jobAttempt -> ShimNames.isAtOrUnder(jobAttempt, key));
+        rounds.keySet().removeIf(jobAttempt -> Keys.isAtOrUnder(jobAttempt, key));
       }
     }
     for (Batch batch : batches()) {
@@ -615,7 +615,7 @@ final class CompletionQueue {
    * observe the record, and those above it, where only a delete or rename could.
    */
   private static void addSourceParents(String sourceKey, Batch batch) {
-    String root = ShimNames.temporaryRootOf(sourceKey).orElse("");
+    String root = Layouts.temporaryRootOf(sourceKey).orElse("");
     for (String parent = parentOf(sourceKey); parent != null; parent = parentOf(parent)) {
       if (!root.isEmpty() && isAtOrUnder(parent, root)) {
         batch.aboveSources.add(parent);

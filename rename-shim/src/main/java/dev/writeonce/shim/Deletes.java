@@ -54,7 +54,7 @@ final class Deletes {
   boolean delete(Path path, String key, boolean recursive) throws IOException {
     if (!temporary.test(key)) {
       if (recursive) {
-        abortRecordsUnder(gateway.listObjects(ShimNames.prefixOf(key)));
+        abortRecordsUnder(gateway.listObjects(Keys.prefixOf(key)));
       }
       return s3a.delete(path, recursive);
     }

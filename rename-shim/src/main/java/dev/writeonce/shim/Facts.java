@@ -1,7 +1,7 @@
 package dev.writeonce.shim;
 
-import static dev.writeonce.shim.ShimNames.parentOf;
-import static dev.writeonce.shim.ShimNames.prefixOf;
+import static dev.writeonce.shim.Keys.parentOf;
+import static dev.writeonce.shim.Keys.prefixOf;
 
 import dev.writeonce.core.model.PendingFile;
 import dev.writeonce.core.store.ObjectInfo;

@@ -57,7 +57,7 @@ final class HiveStaging {
    * another bucket (then the file is written as an ordinary object and Hive copies it).
    */
   Optional<String> predictFinalKey(String key) throws IOException {
-    Matcher staged = ShimNames.HIVE_STAGED_FILE.matcher(key);
+    Matcher staged = Layouts.HIVE_STAGED_FILE.matcher(key);
     if (!staged.matches()) {
       return Optional.empty();
     }
@@ -73,7 +73,7 @@ final class HiveStaging {
     }
     // FileOutputCommitter writing into the staging directory (Spark's insert into a Hive table)
     // adds its own layout below it, which its job commit removes before Hive moves the file.
-    String destination = directory + ShimNames.withoutCommitterLayout(staged.group(4));
+    String destination = directory + Layouts.withoutCommitterLayout(staged.group(4));
     String name = staged.group(5);
     boolean replace = load.isPresent() && load.get().mode() == LoadPlan.Mode.REPLACE;
     return Optional.of(destination + (replace ? name : firstFreeName(destination, name)));

@@ -1,6 +1,6 @@
 package dev.writeonce.shim;
 
-import static dev.writeonce.shim.ShimNames.prefixOf;
+import static dev.writeonce.shim.Keys.prefixOf;
 
 import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.PendingFile;
@@ -216,7 +216,7 @@ final class KnownKeys {
 
   /** The children of a directory in an owned task attempt directory, from the facts. */
   private Optional<Children> ownedChildren(String directoryKey) {
-    Optional<String> attempt = ShimNames.taskAttemptOf(directoryKey);
+    Optional<String> attempt = Layouts.taskAttemptOf(directoryKey);
     if (attempt.isEmpty() || !owned.owned(attempt.get())) {
       return Optional.empty();
     }

@@ -1,9 +1,9 @@
 package dev.writeonce.shim;
 
-import static dev.writeonce.shim.ShimNames.isAtOrUnder;
-import static dev.writeonce.shim.ShimNames.isUnder;
-import static dev.writeonce.shim.ShimNames.parentOf;
-import static dev.writeonce.shim.ShimNames.prefixOf;
+import static dev.writeonce.shim.Keys.isAtOrUnder;
+import static dev.writeonce.shim.Keys.isUnder;
+import static dev.writeonce.shim.Keys.parentOf;
+import static dev.writeonce.shim.Keys.prefixOf;
 
 import dev.writeonce.core.store.ObjectInfo;
 import java.util.ArrayList;
@@ -253,7 +253,7 @@ final class Listings {
     String parent = parentOf(key);
     Listing above = parent == null ? null : fresh(parent, window.now());
     boolean wasAbsent =
-        above != null && !above.children.containsKey(ShimNames.nameOf(key)) && !key.isEmpty();
+        above != null && !above.children.containsKey(Keys.nameOf(key)) && !key.isEmpty();
     for (ObjectInfo object : tree.objects()) {
       apply(new Change.Wrote(object.key(), object, null));
     }

@@ -1,6 +1,6 @@
 package dev.writeonce.shim;
 
-import static dev.writeonce.shim.ShimNames.prefixOf;
+import static dev.writeonce.shim.Keys.prefixOf;
 
 import dev.writeonce.core.model.PendingFile;
 import dev.writeonce.core.store.ObjectInfo;
@@ -52,7 +52,7 @@ final class MovedInView {
     moves.put(targetKey, move);
     fileOfStored.put(move.storedKey(), targetKey);
     // The record's twin from the task commit names the same upload: kept alike.
-    ShimNames.attemptTwinOf(move.storedKey(), record.taskAttempt())
+    Layouts.attemptTwinOf(move.storedKey(), record.taskAttempt())
         .ifPresent(twin -> fileOfStored.put(twin, targetKey));
     return move.shownAt(targetKey);
   }

@@ -1,6 +1,6 @@
 package dev.writeonce.shim;
 
-import static dev.writeonce.shim.ShimNames.prefixOf;
+import static dev.writeonce.shim.Keys.prefixOf;
 
 import java.util.NavigableMap;
 import java.util.Optional;
@@ -28,7 +28,7 @@ final class OwnedAttempts {
   /** Keeps attempts owned only while every object under them is a known record. */
   void apply(Change change) {
     String key = change.key();
-    Optional<String> attempt = ShimNames.taskAttemptOf(key);
+    Optional<String> attempt = Layouts.taskAttemptOf(key);
     if (change instanceof Change.Wrote wrote) {
       if (attempt.isPresent() && !attempt.get().equals(key)) {
         boolean known = wrote.record() != null && wrote.object().size() >= 0;
@@ -59,7 +59,7 @@ final class OwnedAttempts {
 
   /** A fact about a key in an attempt directory was forgotten: the attempt is listed from now. */
   void forgotten(String key) {
-    ShimNames.taskAttemptOf(key)
+    Layouts.taskAttemptOf(key)
         .ifPresent(attempt -> attempts.computeIfPresent(attempt, (dir, owned) -> false));
   }
 }

@@ -176,7 +176,7 @@ final class PendingRecords {
    */
   List<String> storedKeys(String fileKey, PendingFile file) {
     String recordKey = known.storedKeyOf(fileKey).orElse(fileKey);
-    Optional<String> twin = ShimNames.attemptTwinOf(recordKey, file.taskAttempt());
+    Optional<String> twin = Layouts.attemptTwinOf(recordKey, file.taskAttempt());
     return twin.isPresent() ? List.of(recordKey, twin.get()) : List.of(recordKey);
   }
 

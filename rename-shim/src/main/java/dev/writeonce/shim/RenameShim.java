@@ -348,11 +348,11 @@ final class RenameShim {
         return s3a.listStatus(path);
       }
       Optional<KnownKeys.Children> children = Optional.empty();
-      Optional<String> jobAttempt = ShimNames.jobAttemptOf(key);
+      Optional<String> jobAttempt = Layouts.jobAttemptOf(key);
       if (jobAttempt.isPresent()) {
-        listJobAttempt(jobAttempt.get(), ShimNames.isJobAttemptDirectory(key));
+        listJobAttempt(jobAttempt.get(), Layouts.isJobAttemptDirectory(key));
         children = known.children(key);
-        if (children.isPresent() && ShimNames.isJobAttemptDirectory(key)) {
+        if (children.isPresent() && Layouts.isJobAttemptDirectory(key)) {
           startRound(key);
         }
       } else {
@@ -457,7 +457,7 @@ final class RenameShim {
     }
     List<String> files = new ArrayList<>();
     for (ObjectInfo object : objects.get()) {
-      if (!object.key().endsWith("/") && ShimNames.isCommittedTaskFile(object.key())) {
+      if (!object.key().endsWith("/") && Layouts.isCommittedTaskFile(object.key())) {
         files.add(object.key());
       }
     }
@@ -524,7 +524,7 @@ final class RenameShim {
 
   /** The name of the directory directly under the destination that holds the temporary key. */
   private static String temporaryNameUnder(String destinationKey, String temporaryKey) {
-    String prefix = ShimNames.prefixOf(destinationKey);
+    String prefix = Keys.prefixOf(destinationKey);
     if (!temporaryKey.startsWith(prefix) || temporaryKey.length() == prefix.length()) {
       return null;
     }
@@ -541,7 +541,7 @@ final class RenameShim {
    * neither.
    */
   private Optional<String> destinationDirectoryOf(String temporaryKey) {
-    Optional<String> merged = ShimNames.mergeDestinationOf(temporaryKey);
+    Optional<String> merged = Layouts.mergeDestinationOf(temporaryKey);
     if (merged.isPresent()) {
       return merged;
     }
@@ -714,7 +714,7 @@ final class RenameShim {
    */
   private Optional<String> predictFinalKey(String key) throws IOException {
     if (hiveStaging.isPresent()
-        && ShimNames.isHiveStagedFile(key)
+        && Layouts.isHiveStagedFile(key)
         && !shim.rules().isPlainFile(key)) {
       return hiveStaging.get().predictFinalKey(key);
     }

@@ -178,9 +178,7 @@ final class Renames {
    * ({@link CompletionQueue#inRound}), unless queueing is turned off.
    */
   private boolean queueable(String srcKey) {
-    return shim.queueCompletions()
-        && ShimNames.isCommittedTaskFile(srcKey)
-        && queue.inRound(srcKey);
+    return shim.queueCompletions() && Layouts.isCommittedTaskFile(srcKey) && queue.inRound(srcKey);
   }
 
   /**
@@ -200,7 +198,7 @@ final class Renames {
     if (temporary.test(targetKey)) {
       if (queueable(srcKey)
           && isMergeOf(srcKey, targetKey)
-          && ShimNames.isInSparkStaging(targetKey)
+          && Layouts.isInSparkStaging(targetKey)
           && known.canMoveInView()) {
         // The job commit merges a committed task's file into Spark's staging directory of a
         // dynamic partition overwrite, which Spark's driver renames into place next, in this JVM:
@@ -275,7 +273,7 @@ final class Renames {
 
   /** Whether a rename is FileOutputCommitter's job commit merging a committed task's file. */
   private static boolean isMergeOf(String sourceKey, String targetKey) {
-    return ShimNames.mergeDestinationOf(sourceKey).filter(targetKey::equals).isPresent();
+    return Layouts.mergeDestinationOf(sourceKey).filter(targetKey::equals).isPresent();
   }
 
   private List<String> recordKeys(String fileKey, PendingFile file) {
@@ -284,7 +282,7 @@ final class Renames {
 
   /** When the rename moved the last files of a round: the merge's own barrier. */
   private void endOfRound(String srcKey, List<String> moved) throws IOException {
-    Optional<String> jobAttempt = ShimNames.jobAttemptOf(srcKey);
+    Optional<String> jobAttempt = Layouts.jobAttemptOf(srcKey);
     if (jobAttempt.isPresent() && !moved.isEmpty()) {
       queue.moved(jobAttempt.get(), moved, counters);
     }
@@ -380,7 +378,7 @@ final class Renames {
         + to
         + ", or leave this bucket out of "
         + ShimConfig.BUCKETS
-        + (ShimNames.isHiveCopyName(predictedKey) || ShimNames.isHiveCopyName(targetKey)
+        + (Layouts.isHiveCopyName(predictedKey) || Layouts.isHiveCopyName(targetKey)
             ? ". Another statement inserting into the same table or partition at the same"
                 + " time most likely took that name first: name"
                 + " dev.writeonce.hive.LoadPlanHook in hive.exec.post.hooks and"
@@ -456,7 +454,7 @@ final class Renames {
     if (files.isEmpty()) {
       s3a.mkdirs(s3a.pathOf(targetKey), null);
     }
-    if (ShimNames.isTaskCommit(srcKey, targetKey)) {
+    if (Layouts.isTaskCommit(srcKey, targetKey)) {
       // FileOutputCommitter v1's task commit: the moved records' old copies stay as twins, which
       // the job commit deletes with the records once their files are completed, in the same
       // DeleteObjects; a job that is aborted deletes the whole temporary tree. One DeleteObjects

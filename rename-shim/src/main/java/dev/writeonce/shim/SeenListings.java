@@ -66,7 +66,7 @@ final class SeenListings {
     }
     List<ObjectInfo> files = new ArrayList<>();
     Set<String> directories = new TreeSet<>();
-    String prefix = ShimNames.prefixOf(key);
+    String prefix = Keys.prefixOf(key);
     for (ObjectInfo file : moved) {
       String rest = file.key().substring(prefix.length());
       int slash = rest.indexOf('/');
@@ -99,7 +99,7 @@ final class SeenListings {
       }
       return files;
     }
-    List<ObjectInfo> stored = gateway.listObjects(ShimNames.prefixOf(key));
+    List<ObjectInfo> stored = gateway.listObjects(Keys.prefixOf(key));
     List<ObjectInfo> seen = new ArrayList<>();
     for (ObjectInfo object : known.asSeen(key, stored)) {
       if (!object.key().endsWith("/")) {
@@ -120,7 +120,7 @@ final class SeenListings {
 
   /** Every object under a directory as seen, from one flat listing. */
   List<ObjectInfo> objects(String key) throws IOException {
-    return known.asSeen(key, gateway.listObjects(ShimNames.prefixOf(key)));
+    return known.asSeen(key, gateway.listObjects(Keys.prefixOf(key)));
   }
 
   /** Statuses as located statuses, as S3A's located listings give them. */

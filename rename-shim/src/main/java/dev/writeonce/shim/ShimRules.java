@@ -20,7 +20,7 @@ public final class ShimRules {
       new Rule(
           "file-output-committer",
           Pattern.compile("(^|/)_temporary(/|$)"),
-          ShimNames.FILE_OUTPUT_COMMITTER_FILE,
+          Layouts.FILE_OUTPUT_COMMITTER_FILE,
           "$1$2");
 
   /** Spark's dynamic-partition staging directory: {@code .spark-staging-<jobId>/}. */
@@ -39,8 +39,8 @@ public final class ShimRules {
   public static final Rule HIVE =
       new Rule(
           "hive",
-          Pattern.compile("(^|/)" + ShimNames.HIVE_STAGING + "(/|$)"),
-          ShimNames.HIVE_STAGED_FILE,
+          Pattern.compile("(^|/)" + Layouts.HIVE_STAGING + "(/|$)"),
+          Layouts.HIVE_STAGED_FILE,
           "$1$4$5");
 
   /** The built-in rules, by name. */

@@ -105,8 +105,8 @@ class HiveStagingTest {
 
   @Test
   void keysOutsideAnExtDirectoryAreNotStagedFiles() {
-    assertThat(ShimNames.isHiveStagedFile(STAGING + "/" + LoadPlan.FILE_NAME)).isFalse();
-    assertThat(ShimNames.isHiveStagedFile("wh/t/000000_0")).isFalse();
-    assertThat(ShimNames.isHiveStagedFile(STAGING + "/-ext-10000/000000_0")).isTrue();
+    assertThat(Layouts.isHiveStagedFile(STAGING + "/" + LoadPlan.FILE_NAME)).isFalse();
+    assertThat(Layouts.isHiveStagedFile("wh/t/000000_0")).isFalse();
+    assertThat(Layouts.isHiveStagedFile(STAGING + "/-ext-10000/000000_0")).isTrue();
   }
 }

@@ -1,15 +1,17 @@
 package dev.writeonce.shim;
 
+import static dev.writeonce.shim.Keys.nameOf;
+
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The names the shim reads: the directory layouts of FileOutputCommitter and Hive, written once,
- * and the key arithmetic every class uses. Keys have no leading '/'; a directory's key has no
- * trailing '/'; the bucket's root is "".
+ * The directory layouts the shim reads, written once: FileOutputCommitter's job, task attempt and
+ * committed task directories, Spark's staging directory of a dynamic partition overwrite, and
+ * Hive's staging directories and file names. Key arithmetic is {@link Keys}'.
  */
-final class ShimNames {
+final class Layouts {
 
   /** FileOutputCommitter's job attempt directory, {@code _temporary/<application attempt>}. */
   private static final String JOB_ATTEMPT = "_temporary/\\d+";
@@ -85,7 +87,7 @@ final class ShimNames {
   /** A name Hive gives a file to keep an existing one: {@code <name>_copy_<K>[.ext]}. */
   private static final Pattern HIVE_COPY_NAME = Pattern.compile(".*_copy_\\d+(\\.[^./]+)?");
 
-  private ShimNames() {}
+  private Layouts() {}
 
   /**
    * A path below an output directory without FileOutputCommitter's layout at its start: {@code
@@ -195,48 +197,5 @@ final class ShimNames {
   /** Whether a key's name is one Hive gives to keep an existing file. */
   static boolean isHiveCopyName(String key) {
     return HIVE_COPY_NAME.matcher(nameOf(key)).matches();
-  }
-
-  /** The parent directory's key: "" for a key at the bucket's root, null for the root itself. */
-  static String parentOf(String key) {
-    if (key.isEmpty()) {
-      return null;
-    }
-    int slash = key.lastIndexOf('/');
-    return slash < 0 ? "" : key.substring(0, slash);
-  }
-
-  /** The last component of a key. */
-  static String nameOf(String key) {
-    return key.substring(key.lastIndexOf('/') + 1);
-  }
-
-  /** The prefix of everything under a directory: "" for the root, otherwise the key and '/'. */
-  static String prefixOf(String directoryKey) {
-    return directoryKey.isEmpty() ? "" : directoryKey + "/";
-  }
-
-  /** Whether a key is the directory's own key or lies under it. */
-  static boolean isAtOrUnder(String key, String directoryKey) {
-    return directoryKey.isEmpty() || key.equals(directoryKey) || key.startsWith(directoryKey + "/");
-  }
-
-  /** Whether a key lies strictly under the directory. */
-  static boolean isUnder(String key, String directoryKey) {
-    return !key.equals(directoryKey) && isAtOrUnder(key, directoryKey);
-  }
-
-  /** The directory above both keys ("" for the bucket's root). */
-  static String commonDirectory(String a, String b) {
-    String common = "";
-    int from = 0;
-    while (true) {
-      int slash = a.indexOf('/', from);
-      if (slash < 0 || !b.startsWith(a.substring(0, slash + 1))) {
-        return common;
-      }
-      common = a.substring(0, slash);
-      from = slash + 1;
-    }
   }
 }
