@@ -22,16 +22,16 @@ record ProtocolPlan(
     boolean[] oldData)
     implements Plan<ProtocolPlan> {
 
-  enum Outcome {
+  enum AttemptEnd {
     COMMIT,
     ABORT,
     VANISH
   }
 
   /** A task attempt: which task, its number, what it does, and the request it crashes at. */
-  record AttemptPlan(int task, int attempt, Outcome outcome, boolean required, int crashAt) {
+  record AttemptPlan(int task, int attempt, AttemptEnd end, boolean required, int crashAt) {
     AttemptPlan withCrashAt(int n) {
-      return new AttemptPlan(task, attempt, outcome, required, n);
+      return new AttemptPlan(task, attempt, end, required, n);
     }
   }
 
@@ -79,13 +79,13 @@ record ProtocolPlan(
         int attempt = 0;
         // Failed or lost attempts before the one that commits, as a retrying engine runs them.
         while (random.nextInt(6) == 0 && attempt < 2) {
-          Outcome failed = random.nextBoolean() ? Outcome.ABORT : Outcome.VANISH;
+          AttemptEnd failed = random.nextBoolean() ? AttemptEnd.ABORT : AttemptEnd.VANISH;
           attempts.add(new AttemptPlan(t, attempt++, failed, true, crash(random, 12)));
         }
-        attempts.add(new AttemptPlan(t, attempt++, Outcome.COMMIT, true, crash(random, 12)));
+        attempts.add(new AttemptPlan(t, attempt++, AttemptEnd.COMMIT, true, crash(random, 12)));
         if (random.nextInt(5) == 0) {
           // A duplicate or speculative attempt that nobody waits for: it may commit late.
-          Outcome extra = Outcome.values()[random.nextInt(3)];
+          AttemptEnd extra = AttemptEnd.values()[random.nextInt(3)];
           attempts.add(new AttemptPlan(t, attempt, extra, false, crash(random, 12)));
         }
       }
@@ -209,7 +209,7 @@ record ProtocolPlan(
         }
         boolean lastOfTask =
             job.attempts().stream().filter(o -> o.task() == attempt.task()).count() == 1;
-        if (!attempt.required() || !lastOfTask && attempt.outcome() != Outcome.COMMIT) {
+        if (!attempt.required() || !lastOfTask && attempt.end() != AttemptEnd.COMMIT) {
           List<AttemptPlan> attempts = new ArrayList<>(job.attempts());
           attempts.remove(a);
           variant = new ArrayList<>(jobs);
@@ -254,9 +254,7 @@ record ProtocolPlan(
             .append(attempt.task())
             .append(" attempt ")
             .append(attempt.attempt());
-        text.append(": ")
-            .append(attempt.outcome())
-            .append(attempt.required() ? "" : " (unawaited)");
+        text.append(": ").append(attempt.end()).append(attempt.required() ? "" : " (unawaited)");
         text.append(attempt.crashAt() > 0 ? ", crashes at request " + attempt.crashAt() : "");
       }
     }

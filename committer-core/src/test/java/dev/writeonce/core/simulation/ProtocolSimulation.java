@@ -445,7 +445,7 @@ final class ProtocolSimulation implements World {
                             + attempt.task()
                             + " attempt "
                             + attempt.attempt())));
-            switch (attempt.outcome()) {
+            switch (attempt.end()) {
               case COMMIT -> {
                 if (committer.needsTaskCommit(context)) {
                   committer.commitTask(context);

@@ -55,7 +55,7 @@ class ProtocolSimulationTest {
   // Schedules the simulation found, shrunk, each kept with the bug it showed.
 
   private static ProtocolPlan.AttemptPlan commits(int task, int attempt) {
-    return new ProtocolPlan.AttemptPlan(task, attempt, ProtocolPlan.Outcome.COMMIT, true, 0);
+    return new ProtocolPlan.AttemptPlan(task, attempt, ProtocolPlan.AttemptEnd.COMMIT, true, 0);
   }
 
   private static ProtocolPlan.JobPlan job(
@@ -99,7 +99,7 @@ class ProtocolSimulationTest {
                     false,
                     -1,
                     0,
-                    new ProtocolPlan.AttemptPlan(0, 0, ProtocolPlan.Outcome.ABORT, true, 0),
+                    new ProtocolPlan.AttemptPlan(0, 0, ProtocolPlan.AttemptEnd.ABORT, true, 0),
                     commits(0, 1))),
             List.of(0),
             0,
@@ -147,7 +147,7 @@ class ProtocolSimulationTest {
                     -1,
                     0,
                     commits(0, 0),
-                    new ProtocolPlan.AttemptPlan(0, 1, ProtocolPlan.Outcome.VANISH, false, 0),
+                    new ProtocolPlan.AttemptPlan(0, 1, ProtocolPlan.AttemptEnd.VANISH, false, 0),
                     commits(1, 0),
                     commits(2, 1)),
                 job(1, 0, 0, "replace", true, -1, 0, commits(0, 0), commits(1, 0)),
@@ -271,8 +271,8 @@ class ProtocolSimulationTest {
                     -1,
                     0,
                     commits(0, 0),
-                    new ProtocolPlan.AttemptPlan(1, 0, ProtocolPlan.Outcome.ABORT, true, 0),
-                    new ProtocolPlan.AttemptPlan(1, 1, ProtocolPlan.Outcome.COMMIT, true, 3)),
+                    new ProtocolPlan.AttemptPlan(1, 0, ProtocolPlan.AttemptEnd.ABORT, true, 0),
+                    new ProtocolPlan.AttemptPlan(1, 1, ProtocolPlan.AttemptEnd.COMMIT, true, 3)),
                 job(
                     1,
                     0,
@@ -283,7 +283,7 @@ class ProtocolSimulationTest {
                     0,
                     commits(0, 0),
                     commits(1, 0),
-                    new ProtocolPlan.AttemptPlan(1, 1, ProtocolPlan.Outcome.COMMIT, false, 0)),
+                    new ProtocolPlan.AttemptPlan(1, 1, ProtocolPlan.AttemptEnd.COMMIT, false, 0)),
                 new ProtocolPlan.JobPlan(
                     2,
                     1,
@@ -324,7 +324,7 @@ class ProtocolSimulationTest {
                     false,
                     0,
                     0,
-                    new ProtocolPlan.AttemptPlan(0, 0, ProtocolPlan.Outcome.ABORT, true, 0),
+                    new ProtocolPlan.AttemptPlan(0, 0, ProtocolPlan.AttemptEnd.ABORT, true, 0),
                     commits(0, 1),
                     commits(1, 0)),
                 job(
@@ -336,7 +336,7 @@ class ProtocolSimulationTest {
                     -1,
                     0,
                     commits(0, 0),
-                    new ProtocolPlan.AttemptPlan(0, 1, ProtocolPlan.Outcome.ABORT, false, 0))),
+                    new ProtocolPlan.AttemptPlan(0, 1, ProtocolPlan.AttemptEnd.ABORT, false, 0))),
             List.of(0, 0),
             0,
             0,
@@ -366,7 +366,7 @@ class ProtocolSimulationTest {
                     -1,
                     0,
                     commits(0, 0),
-                    new ProtocolPlan.AttemptPlan(1, 0, ProtocolPlan.Outcome.COMMIT, true, 6),
+                    new ProtocolPlan.AttemptPlan(1, 0, ProtocolPlan.AttemptEnd.COMMIT, true, 6),
                     commits(2, 1)),
                 job(
                     2,
@@ -377,7 +377,7 @@ class ProtocolSimulationTest {
                     -1,
                     0,
                     commits(0, 0),
-                    new ProtocolPlan.AttemptPlan(1, 0, ProtocolPlan.Outcome.ABORT, true, 0),
+                    new ProtocolPlan.AttemptPlan(1, 0, ProtocolPlan.AttemptEnd.ABORT, true, 0),
                     commits(1, 1))),
             List.of(0),
             0,
@@ -434,7 +434,7 @@ class ProtocolSimulationTest {
                     -1,
                     18,
                     commits(0, 0),
-                    new ProtocolPlan.AttemptPlan(0, 1, ProtocolPlan.Outcome.VANISH, false, 0),
+                    new ProtocolPlan.AttemptPlan(0, 1, ProtocolPlan.AttemptEnd.VANISH, false, 0),
                     commits(1, 0)),
                 job(1, 0, 0, "replace", false, -1, 0, commits(0, 0), commits(1, 0))),
             List.of(1),

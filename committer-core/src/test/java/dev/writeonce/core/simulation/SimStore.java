@@ -96,13 +96,13 @@ final class SimStore implements StoreGateway {
 
   private <T> T call(String what, Effect<T> effect) throws StoreException {
     FaultRelay.Request request = relay.next();
-    if (request.outcome() == FaultRelay.Outcome.DEAD) {
+    if (request.fate() == FaultRelay.Fate.DEAD) {
       throw new Crash(name);
     }
     if (world.traced) {
       System.out.println("  " + name + " #" + request.number() + " " + what);
     }
-    switch (request.outcome()) {
+    switch (request.fate()) {
       case CRASH_LANDS_LATE -> {
         // The request was sent before the crash and reaches the store later.
         world.inFlight.add(
@@ -131,7 +131,7 @@ final class SimStore implements StoreGateway {
     }
     T result = effect.run();
     world.observer.afterRequest(name, what);
-    if (request.outcome() == FaultRelay.Outcome.LOSE_ANSWER) {
+    if (request.fate() == FaultRelay.Fate.LOSE_ANSWER) {
       throw new StoreException(ErrorKind.TRANSIENT, 0, "simulated lost answer of " + what, null);
     }
     return result;

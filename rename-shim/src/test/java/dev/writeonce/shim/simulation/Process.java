@@ -168,7 +168,7 @@ final class Process {
     @Override
     public Outcome before(StoreRequest request) {
       FaultRelay.Request next = relay.next();
-      if (next.outcome() == FaultRelay.Outcome.DEAD) {
+      if (next.fate() == FaultRelay.Fate.DEAD) {
         throw new Crash(name);
       }
       int number = next.number();
@@ -193,7 +193,7 @@ final class Process {
         }
       }
       Outcome outcome =
-          switch (next.outcome()) {
+          switch (next.fate()) {
             case CRASH, CRASH_LANDS_LATE, DEAD -> throw new Crash(name);
             case CRASH_APPLIED -> Outcome.LOSE_ANSWER;
             case FAIL_UNSENT -> Outcome.FAIL_UNSENT;

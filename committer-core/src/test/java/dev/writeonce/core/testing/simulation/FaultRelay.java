@@ -13,7 +13,7 @@ import java.util.function.Consumer;
 public final class FaultRelay {
 
   /** What becomes of one request. */
-  public enum Outcome {
+  public enum Fate {
     /** It reaches the store and its answer comes back. */
     PROCEED,
     /** A transient failure: it is not sent. */
@@ -36,7 +36,7 @@ public final class FaultRelay {
   }
 
   /** A request's number on this connection (0 when nothing was sent) and what becomes of it. */
-  public record Request(int number, Outcome outcome) {}
+  public record Request(int number, Fate fate) {}
 
   private final Scheduler scheduler;
   private final Scheduler.Actor owner;
@@ -84,7 +84,7 @@ public final class FaultRelay {
   /** Takes the step before a request and decides what becomes of it. */
   public Request next() {
     if (process.dead()) {
-      return new Request(0, Outcome.DEAD);
+      return new Request(0, Fate.DEAD);
     }
     if (scheduler != null) {
       scheduler.yieldTurn(owner);
@@ -93,7 +93,7 @@ public final class FaultRelay {
         scheduler.blockUntil(owner, () -> !process.paused() || process.dead());
       }
       if (process.dead()) {
-        return new Request(0, Outcome.DEAD);
+        return new Request(0, Fate.DEAD);
       }
     }
     int n;
@@ -108,7 +108,7 @@ public final class FaultRelay {
       pauseProcess();
     }
     if (process.dead()) {
-      return new Request(n, Outcome.DEAD);
+      return new Request(n, Fate.DEAD);
     }
     if (tick > 0) {
       clock.advance(tick);
@@ -118,18 +118,18 @@ public final class FaultRelay {
       return new Request(
           n,
           switch (faults.atCrash()) {
-            case UNSENT -> Outcome.CRASH;
-            case APPLIED -> Outcome.CRASH_APPLIED;
-            case LANDS_LATE -> Outcome.CRASH_LANDS_LATE;
+            case UNSENT -> Fate.CRASH;
+            case APPLIED -> Fate.CRASH_APPLIED;
+            case LANDS_LATE -> Fate.CRASH_LANDS_LATE;
           });
     }
     if (roll < faults.transientRate()) {
-      return new Request(n, Outcome.FAIL_UNSENT);
+      return new Request(n, Fate.FAIL_UNSENT);
     }
     if (roll < faults.transientRate() + faults.lostAnswerRate()) {
-      return new Request(n, Outcome.LOSE_ANSWER);
+      return new Request(n, Fate.LOSE_ANSWER);
     }
-    return new Request(n, Outcome.PROCEED);
+    return new Request(n, Fate.PROCEED);
   }
 
   /** The entries a listing's page holds: fewer than asked, at the rate of short pages. */
