@@ -284,6 +284,11 @@ final class KnownKeys {
     return listings.foundTooLarge(directoryKey, forNanos, window.now());
   }
 
+  /** Destinations found too large kept now; for tests. */
+  synchronized int tooLargeKept() {
+    return listings.tooLargeKept();
+  }
+
   // ---- moved in view only -------------------------------------------------------------------
 
   /** Whether a merge may move one more file in view only. */

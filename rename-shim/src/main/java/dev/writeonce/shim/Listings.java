@@ -382,21 +382,28 @@ final class Listings {
 
   // ---- destinations too large -------------------------------------------------------------------
 
+  /** Destinations found too large kept at most; past it all are forgotten (listed again). */
+  static final int MAX_TOO_LARGE = 1_000;
+
   /** A destination held more keys than a flat listing takes. */
   void foundTooLarge(String directoryKey, long now) {
+    if (tooLarge.size() >= MAX_TOO_LARGE && !tooLarge.containsKey(directoryKey)) {
+      tooLarge.clear();
+    }
     tooLarge.put(directoryKey, now);
   }
 
-  /** Whether the destination was found too large less than {@code forNanos} ago. */
+  /**
+   * Whether the destination was found too large less than {@code forNanos} ago. Each instance asks
+   * with its own length, so an answer that expired for one stays for the others.
+   */
   boolean foundTooLarge(String directoryKey, long forNanos, long now) {
     Long at = tooLarge.get(directoryKey);
-    if (at == null) {
-      return false;
-    }
-    if (now - at < forNanos) {
-      return true;
-    }
-    tooLarge.remove(directoryKey);
-    return false;
+    return at != null && now - at < forNanos;
+  }
+
+  /** Destinations found too large kept now; for tests. */
+  int tooLargeKept() {
+    return tooLarge.size();
   }
 }

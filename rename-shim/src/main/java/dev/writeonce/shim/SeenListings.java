@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.hadoop.fs.FileStatus;
@@ -41,8 +42,23 @@ final class SeenListings {
     return temporary.test(key) && known.anyMovedInView();
   }
 
+  /**
+   * A file moved in view only is listed as itself, and the place its record is stored as missing,
+   * as {@code getFileStatus} answers for them; empty for any other key.
+   */
+  private Optional<FileStatus> movedFile(Path path, String key) throws IOException {
+    if (known.storedKeyOf(key).isEmpty() && !known.holdsRecordMovedInView(key)) {
+      return Optional.empty();
+    }
+    return Optional.of(statuses.statusOf(path, key)); // FileNotFoundException for a stored record
+  }
+
   /** A directory's children as seen: S3A's listing with the overlay applied. */
   FileStatus[] children(Path path, String key) throws IOException {
+    Optional<FileStatus> itself = movedFile(path, key);
+    if (itself.isPresent()) {
+      return new FileStatus[] {itself.get()};
+    }
     List<ObjectInfo> moved = known.movedInViewUnder(key);
     FileStatus[] listed;
     try {
@@ -91,6 +107,11 @@ final class SeenListings {
    */
   List<FileStatus> files(Path path, String key, boolean recursive) throws IOException {
     List<FileStatus> files = new ArrayList<>();
+    Optional<FileStatus> itself = movedFile(path, key);
+    if (itself.isPresent()) {
+      files.add(itself.get());
+      return files;
+    }
     if (!recursive) {
       for (FileStatus status : children(path, key)) {
         if (status.isFile()) {

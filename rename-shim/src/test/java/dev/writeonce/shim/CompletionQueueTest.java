@@ -80,6 +80,45 @@ class CompletionQueueTest {
     assertThat(queue.rounds()).isZero();
   }
 
+  /** A delete of one job attempt directory ends its round only, not a sibling's. */
+  @Test
+  void aDeleteOfOneJobAttemptDirectoryLeavesTheRoundsOfItsSiblings() {
+    queue.startRound("out/_temporary/0", List.of("out/_temporary/0/task_1/a"));
+    queue.startRound("out/_temporary/1", List.of("out/_temporary/1/task_1/a"));
+    queue.startRound("out/_temporary/10", List.of("out/_temporary/10/task_1/a"));
+
+    queue.temporaryTreeChanged("out/_temporary/1", true);
+    queue.temporaryTreeChanged("out/_temporary/0/_temporary/attempt_1", true); // a task's abort
+
+    assertThat(queue.inRound("out/_temporary/0/task_1/a")).isTrue();
+    assertThat(queue.inRound("out/_temporary/1/task_1/a")).isFalse();
+    assertThat(queue.inRound("out/_temporary/10/task_1/a"))
+        .as("a name sharing the prefix")
+        .isTrue();
+    assertThat(queue.rounds()).isEqualTo(2);
+  }
+
+  /**
+   * A round ended by a delete while one of its completions failed untold. The delete is refused
+   * with the failure first (its barrier), so the round cannot end before the committing side is
+   * told; a later move of the ended round reports nothing, and the failure is still reported to a
+   * create under the output until the tree is deleted.
+   */
+  @Test
+  void aRoundEndedByADeleteNeverSwallowsAFailureNobodyWasToldOf() throws Exception {
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"));
+    queue("a", true);
+    release.countDown();
+
+    assertThatThrownBy(() -> queue.barrier(Operation.Kind.DELETE, JOB_ATTEMPT, true, counters))
+        .hasMessageContaining("out/a");
+    queue.barrier(Operation.Kind.DELETE, JOB_ATTEMPT, true, counters);
+    queue.temporaryTreeChanged(JOB_ATTEMPT, true);
+    assertThat(queue.rounds()).isZero();
+    queue.moved(JOB_ATTEMPT, List.of(TASK + "b"), counters); // the ended round: nothing to report
+    assertThat(queue.idle()).as("the failed batch ended with the told abort").isTrue();
+  }
+
   @Test
   void aFileOfTheRoundMayQueueAndAnyOtherMayNot() {
     queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));

@@ -247,6 +247,62 @@ class SparkShapesCostTest {
     assertThat(checked).hasSize(2);
   }
 
+  /**
+   * A path that is a file moved in view only, and the path where its record stays stored.
+   * getFileStatus says "file" for the first and "absent" for the second; every listing call must
+   * agree with it (Hadoop lists a file as itself, and a missing path fails), and with each other.
+   */
+  @Test
+  void aFileMovedInViewOnlyIsListedAsItselfAndWhereItsRecordStaysAsMissing() throws Exception {
+    Path staging = new Path("s3a://" + BUCKET + "/out/.spark-staging-6f1c2d3e");
+    Path moved = new Path(staging, "part=0/part-0.parquet");
+    Path stored =
+        new Path(staging, "_temporary/0/task_202611260000_0002_m_000000/part=0/part-0.parquet");
+    Map<Path, List<String>> seen = new TreeMap<>();
+    dynamicPartitionOverwrite(
+        false,
+        fs -> {
+          for (Path path : List.of(moved, stored)) {
+            List<String> answers = new ArrayList<>();
+            answers.add(
+                "getFileStatus " + describe(() -> new FileStatus[] {fs.getFileStatus(path)}));
+            answers.add("listStatus " + describe(() -> fs.listStatus(path)));
+            answers.add(
+                "listStatusIterator " + describe(() -> toArray(fs.listStatusIterator(path))));
+            answers.add("listLocatedStatus " + describe(() -> toArray(fs.listLocatedStatus(path))));
+            answers.add("listFiles " + describe(() -> toArray(fs.listFiles(path, false))));
+            answers.add("listFiles recursive " + describe(() -> toArray(fs.listFiles(path, true))));
+            seen.put(path, answers);
+          }
+        });
+    org.assertj.core.api.SoftAssertions soft = new org.assertj.core.api.SoftAssertions();
+    // The moved file: a file of its length; every listing shows it.
+    soft.assertThat(seen.get(moved))
+        .as("%s", seen.get(moved))
+        .allSatisfy(
+            answer ->
+                assertThat(answer)
+                    .endsWith("{/out/.spark-staging-6f1c2d3e/part=0/part-0.parquet=14}"));
+    // Its stored record: absent; every listing fails as for a missing path.
+    soft.assertThat(seen.get(stored))
+        .as("%s", seen.get(stored))
+        .allSatisfy(answer -> assertThat(answer).endsWith("FileNotFoundException"));
+    soft.assertAll();
+  }
+
+  @FunctionalInterface
+  private interface Listing {
+    FileStatus[] list() throws IOException;
+  }
+
+  private static String describe(Listing listing) {
+    try {
+      return entries(listing.list()).toString();
+    } catch (IOException e) {
+      return e.getClass().getSimpleName();
+    }
+  }
+
   /** Each listed path with its length, -1 for a directory. */
   private static Map<String, Long> entries(FileStatus[] statuses) {
     Map<String, Long> entries = new TreeMap<>();
