@@ -22,8 +22,9 @@ import java.util.TreeSet;
 
 /**
  * An S3 store in memory: buckets of objects and open multipart uploads, and a clock of its own that
- * moves only when a test moves it. One per simulated world; each simulated process talks to it
- * through a {@link MemoryS3Client} of its own.
+ * moves only when a test moves it. The one model of S3 the tests have: one per simulated world,
+ * where each simulated process talks to it through a {@link MemoryS3Client} of its own (under S3A,
+ * or under the gateway as {@link dev.writeonce.core.testing.InMemoryStore}).
  *
  * <p>The public methods are the test's direct view of the store: they bypass every request hook and
  * count nothing. The package-private ones carry S3's semantics for the clients. All state is under
@@ -31,7 +32,7 @@ import java.util.TreeSet;
  */
 public final class MemoryS3 {
 
-  /** Where every store clock starts, so that runs are reproducible. */
+  /** Where a store clock starts unless told otherwise, so that runs are reproducible. */
   public static final long START_MILLIS = Instant.parse("2026-01-01T00:00:00Z").toEpochMilli();
 
   /** The region every bucket is in. */
@@ -162,7 +163,7 @@ public final class MemoryS3 {
   private final Map<String, Bucket> buckets = new HashMap<>();
   private final SortedMap<String, Long> requestCounts = new TreeMap<>();
   private final SplittableRandom random;
-  private long clockMillis = START_MILLIS;
+  private long clockMillis;
   private long uploadSequence;
   private long requestSequence;
   private long minimumPartSize = DEFAULT_MINIMUM_PART_SIZE;
@@ -174,7 +175,13 @@ public final class MemoryS3 {
 
   /** A store whose upload ids, a counter and a random part, come from this seed. */
   public MemoryS3(long seed) {
+    this(seed, START_MILLIS);
+  }
+
+  /** A store whose upload ids come from this seed and whose clock starts at these epoch millis. */
+  public MemoryS3(long seed, long clockStartMillis) {
     this.random = new SplittableRandom(seed);
+    this.clockMillis = clockStartMillis;
   }
 
   // ---- the clock
