@@ -15,7 +15,6 @@ import dev.writeonce.core.testing.s3.MemoryS3Client;
 import dev.writeonce.core.testing.s3.RequestHook;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
@@ -197,7 +196,7 @@ public final class InMemoryStore implements StoreGateway {
 
   /** Every object key, in listing order; for assertions, not counted. */
   public List<String> keys() {
-    return new ArrayList<>(memory.objects(bucket, "").keySet());
+    return memory.keys(bucket);
   }
 
   /** Upload ids still open, in listing order; for assertions, not counted. */

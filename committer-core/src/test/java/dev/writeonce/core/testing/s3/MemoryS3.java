@@ -11,6 +11,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.NavigableSet;
@@ -255,6 +256,13 @@ public final class MemoryS3 {
     }
   }
 
+  /** Every object key of a bucket, in listing order. */
+  public List<String> keys(String bucket) {
+    synchronized (lock) {
+      return new ArrayList<>(bucket(bucket).objects.keySet());
+    }
+  }
+
   /** The open uploads of a bucket, in listing order. */
   public List<OpenUpload> openUploads(String bucket) {
     synchronized (lock) {
@@ -305,7 +313,8 @@ public final class MemoryS3 {
   String acceptRequest(String operation) {
     synchronized (lock) {
       requestCounts.merge(operation, 1L, Long::sum);
-      return String.format("%016X", ++requestSequence);
+      String hex = Long.toHexString(++requestSequence).toUpperCase(Locale.ROOT);
+      return "0".repeat(16 - hex.length()) + hex;
     }
   }
 
@@ -703,18 +712,26 @@ public final class MemoryS3 {
     }
   }
 
+  /**
+   * Code point order: the order of UTF-16 chars, but where a surrogate (part of a code point above
+   * U+FFFF) meets a char above the surrogates, the surrogate sorts last.
+   */
   private static int compareCodePoints(String a, String b) {
-    int i = 0;
-    int j = 0;
-    while (i < a.length() && j < b.length()) {
-      int ca = a.codePointAt(i);
-      int cb = b.codePointAt(j);
+    int common = Math.min(a.length(), b.length());
+    for (int i = 0; i < common; i++) {
+      char ca = a.charAt(i);
+      char cb = b.charAt(i);
       if (ca != cb) {
-        return Integer.compare(ca, cb);
+        if (ca >= Character.MIN_SURROGATE && cb >= Character.MIN_SURROGATE) {
+          return Integer.compare(surrogatesLast(ca), surrogatesLast(cb));
+        }
+        return ca - cb;
       }
-      i += Character.charCount(ca);
-      j += Character.charCount(cb);
     }
-    return Integer.compare(a.length() - i, b.length() - j);
+    return a.length() - b.length();
+  }
+
+  private static int surrogatesLast(char c) {
+    return c > Character.MAX_SURROGATE ? c - 0x800 : c + 0x2000;
   }
 }

@@ -105,6 +105,11 @@ public final class MemoryS3Client implements S3Client {
   private final RequestHook hook;
   private volatile boolean closed;
 
+  /** The Date header of the store clock's current second, formatted once per second. */
+  private record DateHeader(long second, String text) {}
+
+  private volatile DateHeader date = new DateHeader(Long.MIN_VALUE, "");
+
   public MemoryS3Client(MemoryS3 store, RequestHook hook) {
     this.store = store;
     this.hook = hook;
@@ -736,9 +741,19 @@ public final class MemoryS3Client implements S3Client {
     return SdkHttpResponse.builder()
         .statusCode(status)
         .statusText(statusText(status))
-        .putHeader("Date", HTTP_DATE.format(Instant.ofEpochMilli(store.nowMillis())))
+        .putHeader("Date", dateHeader())
         .putHeader("x-amz-request-id", requestId)
         .build();
+  }
+
+  private String dateHeader() {
+    long second = Math.floorDiv(store.nowMillis(), 1000);
+    DateHeader current = date;
+    if (current.second() != second) {
+      current = new DateHeader(second, HTTP_DATE.format(Instant.ofEpochSecond(second)));
+      date = current;
+    }
+    return current.text();
   }
 
   // ---- details
