@@ -3,10 +3,10 @@ package dev.writeonce.shim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.testing.s3.Handling;
 import dev.writeonce.core.testing.s3.MemoryS3;
 import dev.writeonce.core.testing.s3.MemoryS3ClientFactory;
 import dev.writeonce.core.testing.s3.MemoryS3Settings;
-import dev.writeonce.core.testing.s3.Outcome;
 import dev.writeonce.core.testing.s3.RequestHook;
 import dev.writeonce.core.testing.s3.StoreRequest;
 import java.io.IOException;
@@ -62,15 +62,15 @@ class RenameShimFaultsTest {
             store,
             new RequestHook() {
               @Override
-              public Outcome before(StoreRequest request) {
+              public Handling before(StoreRequest request) {
                 if (failing.test(request)) {
                   CountDownLatch hold = holdFailure;
                   if (hold != null) {
                     await(hold);
                   }
-                  return Outcome.FAIL_UNSENT;
+                  return Handling.FAIL_UNSENT;
                 }
-                return Outcome.PROCEED;
+                return Handling.PROCEED;
               }
 
               @Override

@@ -2,10 +2,10 @@ package dev.writeonce.shim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.writeonce.core.testing.s3.Handling;
 import dev.writeonce.core.testing.s3.MemoryS3;
 import dev.writeonce.core.testing.s3.MemoryS3ClientFactory;
 import dev.writeonce.core.testing.s3.MemoryS3Settings;
-import dev.writeonce.core.testing.s3.Outcome;
 import dev.writeonce.core.testing.s3.RequestHook;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -63,7 +63,7 @@ class SparkShapesCostTest {
                           + (request.key() == null && !request.keys().isEmpty()
                               ? request.keys().get(0) + " +" + (request.keys().size() - 1)
                               : request.key()));
-                  return Outcome.PROCEED;
+                  return Handling.PROCEED;
                 });
     conf = MemoryS3Settings.s3aConfiguration(endpoint);
     conf.set("fs.s3a.impl", RenameShimFileSystem.class.getName());

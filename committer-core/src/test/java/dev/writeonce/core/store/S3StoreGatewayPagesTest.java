@@ -2,9 +2,9 @@ package dev.writeonce.core.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.writeonce.core.testing.s3.Handling;
 import dev.writeonce.core.testing.s3.MemoryS3;
 import dev.writeonce.core.testing.s3.MemoryS3Client;
-import dev.writeonce.core.testing.s3.Outcome;
 import dev.writeonce.core.testing.s3.RequestHook;
 import dev.writeonce.core.testing.s3.StoreRequest;
 import java.nio.charset.StandardCharsets;
@@ -24,8 +24,8 @@ class S3StoreGatewayPagesTest {
               store,
               new RequestHook() {
                 @Override
-                public Outcome before(StoreRequest request) {
-                  return Outcome.PROCEED;
+                public Handling before(StoreRequest request) {
+                  return Handling.PROCEED;
                 }
 
                 @Override

@@ -1,49 +1,41 @@
 package dev.writeonce.core.testing;
 
-import dev.writeonce.core.errors.ErrorKind;
 import dev.writeonce.core.errors.StoreException;
-import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
+import dev.writeonce.core.store.KeyProbe;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.OpenUpload;
 import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.RequestCounters;
-import dev.writeonce.core.store.RequestType;
+import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import dev.writeonce.core.testing.s3.MemoryS3;
+import dev.writeonce.core.testing.s3.MemoryS3Client;
+import dev.writeonce.core.testing.s3.RequestHook;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
-import java.util.NavigableMap;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
 /**
- * A store in memory that behaves as S3 does where the committers depend on it: uploads invisible
- * until completed, NoSuchUpload after completion or abort, multipart ETags, conditional creates.
+ * The real {@link S3StoreGateway} over a {@link MemoryS3}, through a {@link MemoryS3Client}: every
+ * call is sent as the SDK request it is in production and answered with S3's semantics (uploads
+ * invisible until completed, NoSuchUpload after completion or abort, multipart ETags, conditional
+ * writes), and the gateway counts it.
+ *
+ * <p>What this class adds to the gateway: the store's clock is the gateway's clock, so that time
+ * moves only when a test moves it; parts of any size, so that tests upload a few bytes per part;
+ * and views of the store for assertions, which send no request. As S3 sends them, HEAD and GET
+ * carry Last-Modified in whole seconds, listings in milliseconds.
  */
 public final class InMemoryStore implements StoreGateway {
 
-  private record StoredObject(byte[] data, String etag, long modified) {}
-
-  private record Upload(String key, Map<Integer, byte[]> parts, long initiated) {}
-
   private final String bucket;
-  private final NavigableMap<String, StoredObject> objects = new ConcurrentSkipListMap<>();
-  private final Map<String, Upload> uploads = new ConcurrentSkipListMap<>();
-  private final RequestCounters counters = new RequestCounters();
-  private final AtomicLong clock;
-  private final AtomicLong uploadIds = new AtomicLong();
+  private final MemoryS3 memory;
+  private final S3StoreGateway gateway;
 
   public InMemoryStore(String bucket) {
     this(bucket, 1_700_000_000_000L);
@@ -52,7 +44,10 @@ public final class InMemoryStore implements StoreGateway {
   /** A store whose clock (last-modified and upload times) starts at the given epoch millis. */
   public InMemoryStore(String bucket, long clockStartMillis) {
     this.bucket = bucket;
-    this.clock = new AtomicLong(clockStartMillis);
+    this.memory = new MemoryS3(0, clockStartMillis);
+    memory.setMinimumPartSize(0);
+    memory.createBucket(bucket);
+    this.gateway = S3StoreGateway.forClient(new MemoryS3Client(memory, RequestHook.NONE), bucket);
   }
 
   @Override
@@ -62,247 +57,168 @@ public final class InMemoryStore implements StoreGateway {
 
   @Override
   public RequestCounters counters() {
-    return counters;
+    return gateway.counters();
   }
 
   @Override
   public String createUpload(String key) {
-    counters.increment(RequestType.CREATE_UPLOAD);
-    // Ids from a counter, so that a seeded simulation replays the same requests in the same order.
-    String id = "upload-" + uploadIds.incrementAndGet();
-    uploads.put(id, new Upload(key, new ConcurrentHashMap<>(), clock.incrementAndGet()));
-    return id;
+    return unfailing(() -> gateway.createUpload(key));
   }
 
   @Override
   public UploadPart uploadPart(String key, String uploadId, int partNumber, ByteBuffer data)
       throws StoreException {
-    counters.increment(RequestType.UPLOAD_PART);
-    Upload upload = openUpload(key, uploadId, "UploadPart");
-    byte[] bytes = new byte[data.remaining()];
-    data.get(bytes);
-    upload.parts().put(partNumber, bytes);
-    return new UploadPart(partNumber, Etags.md5Hex(bytes), bytes.length);
+    return gateway.uploadPart(key, uploadId, partNumber, data);
   }
 
   @Override
   public UploadPart uploadPart(
       String key, String uploadId, int partNumber, Path file, long offset, long length)
       throws StoreException {
-    ByteBuffer range = ByteBuffer.allocate(Math.toIntExact(length));
-    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-      while (range.hasRemaining() && channel.read(range, offset + range.position()) > 0) {
-        // reads until the range is full
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    range.flip();
-    return uploadPart(key, uploadId, partNumber, range);
-  }
-
-  @Override
-  public List<String> listChildren(String prefix, int maxEntries) {
-    counters.increment(RequestType.LIST_OBJECTS);
-    java.util.TreeSet<String> children = new java.util.TreeSet<>();
-    for (String key : objects.tailMap(prefix, true).keySet()) {
-      if (!key.startsWith(prefix) || children.size() >= maxEntries) {
-        break;
-      }
-      int slash = key.indexOf('/', prefix.length());
-      children.add(slash < 0 ? key : key.substring(0, slash + 1));
-    }
-    return new ArrayList<>(children);
+    return gateway.uploadPart(key, uploadId, partNumber, file, offset, length);
   }
 
   @Override
   public String completeUpload(PendingUpload pending) throws StoreException {
-    counters.increment(RequestType.COMPLETE_UPLOAD);
-    Upload upload = openUpload(pending.key(), pending.uploadId(), "CompleteMultipartUpload");
-    ByteArrayOutputStream content = new ByteArrayOutputStream();
-    for (UploadPart part : pending.parts()) {
-      byte[] bytes = upload.parts().get(part.number());
-      if (bytes == null || !Etags.md5Hex(bytes).equals(part.etag())) {
-        throw new StoreException(
-            ErrorKind.FATAL, 400, "InvalidPart " + part.number() + " of " + pending.key(), null);
-      }
-      content.writeBytes(bytes);
-    }
-    uploads.remove(pending.uploadId());
-    String etag = Etags.multipartEtag(pending.parts()).orElseThrow();
-    objects.put(
-        pending.key(), new StoredObject(content.toByteArray(), etag, clock.incrementAndGet()));
-    return etag;
+    return gateway.completeUpload(pending);
   }
 
   @Override
   public void abortUpload(String key, String uploadId) {
-    counters.increment(RequestType.ABORT_UPLOAD);
-    uploads.remove(uploadId);
+    unfailing(
+        () -> {
+          gateway.abortUpload(key, uploadId);
+          return null;
+        });
   }
 
   @Override
   public List<OpenUpload> listUploads(String key) {
-    counters.increment(RequestType.LIST_UPLOADS);
-    List<OpenUpload> found = new ArrayList<>();
-    uploads.forEach(
-        (id, upload) -> {
-          if (upload.key().equals(key)) {
-            found.add(new OpenUpload(key, id, upload.initiated()));
-          }
-        });
-    return found;
+    return unfailing(() -> gateway.listUploads(key));
+  }
+
+  @Override
+  public List<OpenUpload> listUploadsUnder(String prefix) throws StoreException {
+    return gateway.listUploadsUnder(prefix);
   }
 
   @Override
   public String putObject(String key, byte[] data, boolean ifNoneMatch) throws StoreException {
-    counters.increment(RequestType.PUT_OBJECT);
-    StoredObject object =
-        new StoredObject(data.clone(), Etags.md5Hex(data), clock.incrementAndGet());
-    if (ifNoneMatch) {
-      if (objects.putIfAbsent(key, object) != null) {
-        throw new StoreException(
-            ErrorKind.PRECONDITION_FAILED, 412, "PutObject " + key + ": PreconditionFailed", null);
-      }
-    } else {
-      objects.put(key, object);
-    }
-    return object.etag();
+    return gateway.putObject(key, data, ifNoneMatch);
   }
 
   @Override
   public String replaceObject(String key, byte[] data, String etag) throws StoreException {
-    counters.increment(RequestType.PUT_OBJECT);
-    StoredObject object =
-        new StoredObject(data.clone(), Etags.md5Hex(data), clock.incrementAndGet());
-    StoredObject[] replaced = new StoredObject[1];
-    objects.computeIfPresent(
-        key,
-        (k, current) -> {
-          if (!current.etag().equals(Etags.unquote(etag))) {
-            return current;
-          }
-          replaced[0] = current;
-          return object;
-        });
-    if (replaced[0] == null) {
-      throw new StoreException(
-          ErrorKind.PRECONDITION_FAILED, 412, "PutObject " + key + ": PreconditionFailed", null);
-    }
-    return object.etag();
+    return gateway.replaceObject(key, data, etag);
   }
 
   @Override
   public String copyObject(String sourceKey, String targetKey) throws StoreException {
-    counters.increment(RequestType.COPY_OBJECT);
-    StoredObject source = objects.get(sourceKey);
-    if (source == null) {
-      throw new StoreException(
-          ErrorKind.NOT_FOUND, 404, "CopyObject " + sourceKey + ": NoSuchKey", null);
-    }
-    StoredObject copy = new StoredObject(source.data(), source.etag(), clock.incrementAndGet());
-    objects.put(targetKey, copy);
-    return copy.etag();
+    return gateway.copyObject(sourceKey, targetKey);
   }
 
   @Override
   public Optional<byte[]> getObject(String key) {
-    counters.increment(RequestType.GET_OBJECT);
-    return Optional.ofNullable(objects.get(key)).map(o -> o.data().clone());
+    return unfailing(() -> gateway.getObject(key));
   }
 
-  /** One GET, as the real gateway sends: the metadata, and the body when its head is wanted. */
   @Override
-  public Optional<PeekedObject> peekObject(
-      String key, int headBytes, java.util.function.Predicate<byte[]> wanted) {
-    counters.increment(RequestType.GET_OBJECT);
-    StoredObject object = objects.get(key);
-    if (object == null) {
-      return Optional.empty();
-    }
-    byte[] head = java.util.Arrays.copyOf(object.data(), Math.min(object.data().length, headBytes));
-    return Optional.of(
-        new PeekedObject(info(key, object), wanted.test(head) ? object.data().clone() : null));
+  public Optional<PeekedObject> peekObject(String key, int headBytes, Predicate<byte[]> wanted) {
+    return unfailing(() -> gateway.peekObject(key, headBytes, wanted));
   }
 
   @Override
   public Optional<ObjectInfo> headObject(String key) {
-    counters.increment(RequestType.HEAD_OBJECT);
-    return Optional.ofNullable(objects.get(key)).map(o -> info(key, o));
+    return unfailing(() -> gateway.headObject(key));
+  }
+
+  @Override
+  public List<String> listChildren(String prefix, int maxEntries) {
+    return unfailing(() -> gateway.listChildren(prefix, maxEntries));
+  }
+
+  @Override
+  public KeyProbe probe(String key) throws StoreException {
+    return gateway.probe(key);
   }
 
   @Override
   public List<ObjectInfo> listObjects(String prefix) {
-    counters.increment(RequestType.LIST_OBJECTS);
-    List<ObjectInfo> found = new ArrayList<>();
-    for (Map.Entry<String, StoredObject> entry : objects.tailMap(prefix, true).entrySet()) {
-      if (!entry.getKey().startsWith(prefix)) {
-        break;
-      }
-      found.add(info(entry.getKey(), entry.getValue()));
-    }
-    return found;
+    return unfailing(() -> gateway.listObjects(prefix));
+  }
+
+  @Override
+  public Optional<List<ObjectInfo>> listObjectsUpTo(String prefix, int maxKeys)
+      throws StoreException {
+    return gateway.listObjectsUpTo(prefix, maxKeys);
+  }
+
+  @Override
+  public Optional<List<ObjectInfo>> listObjectsUpTo(
+      String prefix, int maxKeys, String skippedPrefix) throws StoreException {
+    return gateway.listObjectsUpTo(prefix, maxKeys, skippedPrefix);
   }
 
   @Override
   public void deleteObjects(Collection<String> keys) {
-    List<String> all = List.copyOf(keys);
-    for (int start = 0; start < all.size(); start += 1000) {
-      counters.increment(RequestType.DELETE_OBJECTS);
-      all.subList(start, Math.min(all.size(), start + 1000)).forEach(objects::remove);
-    }
+    unfailing(
+        () -> {
+          gateway.deleteObjects(keys);
+          return null;
+        });
   }
 
   @Override
   public boolean deleteObjectIfMatch(String key, String etag) {
-    counters.increment(RequestType.DELETE_OBJECTS);
-    StoredObject current = objects.get(key);
-    return current != null
-        && current.etag().equals(Etags.unquote(etag))
-        && objects.remove(key, current);
+    return unfailing(() -> gateway.deleteObjectIfMatch(key, etag));
   }
 
+  /** The store clock itself: no request, and no local clock that a test cannot move. */
   @Override
   public long storeNowMillis() {
-    return clock.get();
+    return memory.nowMillis();
   }
 
-  /** Moves the store's clock forward, as time passing between two requests. */
+  /** Moves the store's clock forward, as time passing between two requests; never back. */
   public void advanceClock(long millis) {
-    clock.addAndGet(millis);
+    memory.advanceMillis(millis);
   }
 
-  /** The store's clock: the last-modified time of the next write, less one. */
+  /** The store's clock: the last-modified time of a write now. */
   public long clockMillis() {
-    return clock.get();
+    return memory.nowMillis();
   }
 
   /** The content of an object, or null; for assertions, not counted. */
   public byte[] content(String key) {
-    StoredObject object = objects.get(key);
-    return object == null ? null : object.data().clone();
+    return memory.getObject(bucket, key).orElse(null);
   }
 
-  /** Every object key, in order; for assertions, not counted. */
+  /** Every object key, in listing order; for assertions, not counted. */
   public List<String> keys() {
-    return new ArrayList<>(objects.keySet());
+    return memory.keys(bucket);
   }
 
-  /** Upload ids still open; for assertions, not counted. */
+  /** Upload ids still open, in listing order; for assertions, not counted. */
   public List<String> openUploadIds() {
-    return new ArrayList<>(uploads.keySet());
+    return memory.openUploads(bucket).stream().map(MemoryS3.OpenUpload::uploadId).toList();
   }
 
-  private Upload openUpload(String key, String uploadId, String operation) throws StoreException {
-    Upload upload = uploads.get(uploadId);
-    if (upload == null || !upload.key().equals(key)) {
-      throw new StoreException(
-          ErrorKind.NO_SUCH_UPLOAD, 404, operation + " " + key + ": NoSuchUpload", null);
+  private interface Call<T> {
+    T run() throws StoreException;
+  }
+
+  /**
+   * A request that the store in memory always answers: nothing injects faults here, and S3 has no
+   * error for it that the gateway does not turn into an answer (an unknown upload counts as
+   * aborted, a failed If-Match delete as false). These methods keep their signatures without {@link
+   * StoreException}, so that tests call them directly.
+   */
+  private static <T> T unfailing(Call<T> call) {
+    try {
+      return call.run();
+    } catch (StoreException e) {
+      throw new AssertionError("the store in memory failed a request it always answers", e);
     }
-    return upload;
-  }
-
-  private static ObjectInfo info(String key, StoredObject object) {
-    return new ObjectInfo(key, object.data().length, object.etag(), object.modified());
   }
 }

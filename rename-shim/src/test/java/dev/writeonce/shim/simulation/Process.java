@@ -1,8 +1,8 @@
 package dev.writeonce.shim.simulation;
 
+import dev.writeonce.core.testing.s3.Handling;
 import dev.writeonce.core.testing.s3.MemoryS3ClientFactory;
 import dev.writeonce.core.testing.s3.MemoryS3Settings;
-import dev.writeonce.core.testing.s3.Outcome;
 import dev.writeonce.core.testing.s3.RequestHook;
 import dev.writeonce.core.testing.s3.StoreRequest;
 import dev.writeonce.core.testing.simulation.Crash;
@@ -166,7 +166,7 @@ final class Process {
 
   private final class Hook implements RequestHook {
     @Override
-    public Outcome before(StoreRequest request) {
+    public Handling before(StoreRequest request) {
       FaultRelay.Request next = relay.next();
       if (next.fate() == FaultRelay.Fate.DEAD) {
         throw new Crash(name);
@@ -192,23 +192,23 @@ final class Process {
           createdKeys.add(request.key());
         }
       }
-      Outcome outcome =
+      Handling outcome =
           switch (next.fate()) {
             case CRASH, CRASH_LANDS_LATE, DEAD -> throw new Crash(name);
-            case CRASH_APPLIED -> Outcome.LOSE_ANSWER;
-            case FAIL_UNSENT -> Outcome.FAIL_UNSENT;
+            case CRASH_APPLIED -> Handling.LOSE_ANSWER;
+            case FAIL_UNSENT -> Handling.FAIL_UNSENT;
             case LOSE_ANSWER ->
-                failAlways.test(request) ? Outcome.FAIL_UNSENT : Outcome.LOSE_ANSWER;
-            case PROCEED -> failAlways.test(request) ? Outcome.FAIL_UNSENT : Outcome.PROCEED;
+                failAlways.test(request) ? Handling.FAIL_UNSENT : Handling.LOSE_ANSWER;
+            case PROCEED -> failAlways.test(request) ? Handling.FAIL_UNSENT : Handling.PROCEED;
           };
       synchronized (Process.this) {
-        if (world.tracing() && outcome != Outcome.PROCEED) {
+        if (world.tracing() && outcome != Handling.PROCEED) {
           trace.add(number + " was " + outcome);
         }
-        if (creates && outcome == Outcome.LOSE_ANSWER) {
+        if (creates && outcome == Handling.LOSE_ANSWER) {
           lostCreates.add(request.key());
         }
-        if (request.operation().equals("AbortMultipartUpload") && outcome == Outcome.FAIL_UNSENT) {
+        if (request.operation().equals("AbortMultipartUpload") && outcome == Handling.FAIL_UNSENT) {
           failedAborts.add(request.uploadId());
         }
       }

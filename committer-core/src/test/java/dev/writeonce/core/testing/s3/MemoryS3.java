@@ -11,6 +11,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.NavigableSet;
@@ -22,8 +23,9 @@ import java.util.TreeSet;
 
 /**
  * An S3 store in memory: buckets of objects and open multipart uploads, and a clock of its own that
- * moves only when a test moves it. One per simulated world; each simulated process talks to it
- * through a {@link MemoryS3Client} of its own.
+ * moves only when a test moves it. The one model of S3 the tests have: one per simulated world,
+ * where each simulated process talks to it through a {@link MemoryS3Client} of its own (under S3A,
+ * or under the gateway as {@link dev.writeonce.core.testing.InMemoryStore}).
  *
  * <p>The public methods are the test's direct view of the store: they bypass every request hook and
  * count nothing. The package-private ones carry S3's semantics for the clients. All state is under
@@ -31,7 +33,7 @@ import java.util.TreeSet;
  */
 public final class MemoryS3 {
 
-  /** Where every store clock starts, so that runs are reproducible. */
+  /** Where a store clock starts unless told otherwise, so that runs are reproducible. */
   public static final long START_MILLIS = Instant.parse("2026-01-01T00:00:00Z").toEpochMilli();
 
   /** The region every bucket is in. */
@@ -162,7 +164,7 @@ public final class MemoryS3 {
   private final Map<String, Bucket> buckets = new HashMap<>();
   private final SortedMap<String, Long> requestCounts = new TreeMap<>();
   private final SplittableRandom random;
-  private long clockMillis = START_MILLIS;
+  private long clockMillis;
   private long uploadSequence;
   private long requestSequence;
   private long minimumPartSize = DEFAULT_MINIMUM_PART_SIZE;
@@ -174,7 +176,13 @@ public final class MemoryS3 {
 
   /** A store whose upload ids, a counter and a random part, come from this seed. */
   public MemoryS3(long seed) {
+    this(seed, START_MILLIS);
+  }
+
+  /** A store whose upload ids come from this seed and whose clock starts at these epoch millis. */
+  public MemoryS3(long seed, long clockStartMillis) {
     this.random = new SplittableRandom(seed);
+    this.clockMillis = clockStartMillis;
   }
 
   // ---- the clock
@@ -248,6 +256,13 @@ public final class MemoryS3 {
     }
   }
 
+  /** Every object key of a bucket, in listing order. */
+  public List<String> keys(String bucket) {
+    synchronized (lock) {
+      return new ArrayList<>(bucket(bucket).objects.keySet());
+    }
+  }
+
   /** The open uploads of a bucket, in listing order. */
   public List<OpenUpload> openUploads(String bucket) {
     synchronized (lock) {
@@ -298,7 +313,8 @@ public final class MemoryS3 {
   String acceptRequest(String operation) {
     synchronized (lock) {
       requestCounts.merge(operation, 1L, Long::sum);
-      return String.format("%016X", ++requestSequence);
+      String hex = Long.toHexString(++requestSequence).toUpperCase(Locale.ROOT);
+      return "0".repeat(16 - hex.length()) + hex;
     }
   }
 
@@ -696,18 +712,26 @@ public final class MemoryS3 {
     }
   }
 
+  /**
+   * Code point order: the order of UTF-16 chars, but where a surrogate (part of a code point above
+   * U+FFFF) meets a char above the surrogates, the surrogate sorts last.
+   */
   private static int compareCodePoints(String a, String b) {
-    int i = 0;
-    int j = 0;
-    while (i < a.length() && j < b.length()) {
-      int ca = a.codePointAt(i);
-      int cb = b.codePointAt(j);
+    int common = Math.min(a.length(), b.length());
+    for (int i = 0; i < common; i++) {
+      char ca = a.charAt(i);
+      char cb = b.charAt(i);
       if (ca != cb) {
-        return Integer.compare(ca, cb);
+        if (ca >= Character.MIN_SURROGATE && cb >= Character.MIN_SURROGATE) {
+          return Integer.compare(surrogatesLast(ca), surrogatesLast(cb));
+        }
+        return ca - cb;
       }
-      i += Character.charCount(ca);
-      j += Character.charCount(cb);
     }
-    return Integer.compare(a.length() - i, b.length() - j);
+    return a.length() - b.length();
+  }
+
+  private static int surrogatesLast(char c) {
+    return c > Character.MAX_SURROGATE ? c - 0x800 : c + 0x2000;
   }
 }

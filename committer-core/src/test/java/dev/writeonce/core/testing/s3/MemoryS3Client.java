@@ -105,6 +105,11 @@ public final class MemoryS3Client implements S3Client {
   private final RequestHook hook;
   private volatile boolean closed;
 
+  /** The Date header of the store clock's current second, formatted once per second. */
+  private record DateHeader(long second, String text) {}
+
+  private volatile DateHeader date = new DateHeader(Long.MIN_VALUE, "");
+
   public MemoryS3Client(MemoryS3 store, RequestHook hook) {
     this.store = store;
     this.hook = hook;
@@ -646,9 +651,9 @@ public final class MemoryS3Client implements S3Client {
       throw new IllegalStateException(
           "MemoryS3Client is closed: " + request.operation() + " was not sent");
     }
-    Outcome outcome = hook.before(request);
+    Handling outcome = hook.before(request);
     String requestId = store.acceptRequest(request.operation());
-    if (outcome == Outcome.FAIL_UNSENT) {
+    if (outcome == Handling.FAIL_UNSENT) {
       throw exception(
           request.operation(),
           new S3Failure(503, "SlowDown", "Please reduce your request rate."),
@@ -658,12 +663,12 @@ public final class MemoryS3Client implements S3Client {
     try {
       answer = action.apply(request, requestId);
     } catch (S3Failure failure) {
-      if (outcome == Outcome.LOSE_ANSWER) {
+      if (outcome == Handling.LOSE_ANSWER) {
         throw lostAnswer();
       }
       throw exception(request.operation(), failure, requestId);
     }
-    if (outcome == Outcome.LOSE_ANSWER) {
+    if (outcome == Handling.LOSE_ANSWER) {
       throw lostAnswer();
     }
     return answer;
@@ -736,9 +741,19 @@ public final class MemoryS3Client implements S3Client {
     return SdkHttpResponse.builder()
         .statusCode(status)
         .statusText(statusText(status))
-        .putHeader("Date", HTTP_DATE.format(Instant.ofEpochMilli(store.nowMillis())))
+        .putHeader("Date", dateHeader())
         .putHeader("x-amz-request-id", requestId)
         .build();
+  }
+
+  private String dateHeader() {
+    long second = Math.floorDiv(store.nowMillis(), 1000);
+    DateHeader current = date;
+    if (current.second() != second) {
+      current = new DateHeader(second, HTTP_DATE.format(Instant.ofEpochSecond(second)));
+      date = current;
+    }
+    return current.text();
   }
 
   // ---- details

@@ -49,13 +49,13 @@ class MemoryS3ClientTest {
 
   private final MemoryS3 store = new MemoryS3();
   private final List<StoreRequest> seen = new ArrayList<>();
-  private Function<StoreRequest, Outcome> outcomes = request -> Outcome.PROCEED;
+  private Function<StoreRequest, Handling> outcomes = request -> Handling.PROCEED;
   private IntUnaryOperator pageSizes = requested -> requested;
 
   private final RequestHook hook =
       new RequestHook() {
         @Override
-        public Outcome before(StoreRequest request) {
+        public Handling before(StoreRequest request) {
           seen.add(request);
           return outcomes.apply(request);
         }
@@ -463,30 +463,30 @@ class MemoryS3ClientTest {
 
   @Test
   void aLostAnswerLeavesTheRequestApplied() {
-    outcomes = request -> Outcome.LOSE_ANSWER;
+    outcomes = request -> Handling.LOSE_ANSWER;
     assertThatThrownBy(() -> put("k", "v"))
         .isInstanceOf(SdkClientException.class)
         .hasMessageContaining("Connection reset");
     assertThat(store.getObject(BUCKET, "k")).contains(bytes("v"));
 
-    outcomes = request -> Outcome.PROCEED;
+    outcomes = request -> Handling.PROCEED;
     String uploadId = s3.createMultipartUpload(b -> b.bucket(BUCKET).key("m")).uploadId();
     String etag = uploadPart("m", uploadId, 1, bytes("part"));
     outcomes =
         request ->
             request.operation().equals("CompleteMultipartUpload")
-                ? Outcome.LOSE_ANSWER
-                : Outcome.PROCEED;
+                ? Handling.LOSE_ANSWER
+                : Handling.PROCEED;
     assertThatThrownBy(() -> complete("m", uploadId, part(1, etag)))
         .isInstanceOf(SdkClientException.class);
     assertThat(store.getObject(BUCKET, "m")).contains(bytes("part"));
-    outcomes = request -> Outcome.PROCEED;
+    outcomes = request -> Handling.PROCEED;
     assertStatus(() -> complete("m", uploadId, part(1, etag)), 404, "NoSuchUpload");
   }
 
   @Test
   void aRequestFailedUnsentAppliesNothing() {
-    outcomes = request -> Outcome.FAIL_UNSENT;
+    outcomes = request -> Handling.FAIL_UNSENT;
 
     assertStatus(() -> put("k", "v"), 503, "SlowDown");
     assertStatus(() -> s3.createMultipartUpload(b -> b.bucket(BUCKET).key("k")), 503, "SlowDown");

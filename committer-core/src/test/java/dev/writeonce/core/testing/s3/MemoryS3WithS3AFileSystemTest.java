@@ -165,13 +165,13 @@ class MemoryS3WithS3AFileSystemTest {
     RequestHook flaky =
         request -> {
           if (!request.operation().equals("PutObject")) {
-            return Outcome.PROCEED;
+            return Handling.PROCEED;
           }
           puts.add(request.key());
           return switch (puts.size()) {
-            case 1 -> Outcome.FAIL_UNSENT;
-            case 2 -> Outcome.LOSE_ANSWER;
-            default -> Outcome.PROCEED;
+            case 1 -> Handling.FAIL_UNSENT;
+            case 2 -> Handling.LOSE_ANSWER;
+            default -> Handling.PROCEED;
           };
         };
     String flakyEndpoint = MemoryS3ClientFactory.register(store, flaky);

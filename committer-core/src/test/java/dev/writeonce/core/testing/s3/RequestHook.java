@@ -10,7 +10,7 @@ public interface RequestHook {
    * Called on the calling thread before the store acts on a request. May block (a scheduler pauses
    * the caller here), may throw (a crashed process), and returns what happens to the request.
    */
-  Outcome before(StoreRequest request);
+  Handling before(StoreRequest request);
 
   /**
    * How many entries the next list page may hold at most, given what the caller asked; a number
@@ -24,5 +24,5 @@ public interface RequestHook {
   }
 
   /** Lets every request through unchanged. */
-  RequestHook NONE = request -> Outcome.PROCEED;
+  RequestHook NONE = request -> Handling.PROCEED;
 }

@@ -1,7 +1,7 @@
 package dev.writeonce.core.testing.s3;
 
 /** What happens to a request once its {@link RequestHook} has seen it. */
-public enum Outcome {
+public enum Handling {
   /** The store acts and answers. */
   PROCEED,
   /** The store answers 503 SlowDown and applies nothing, as a throttled request. */
