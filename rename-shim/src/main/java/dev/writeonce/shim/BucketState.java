@@ -159,7 +159,7 @@ final class BucketState {
   }
 
   /** A write handed over by its operation ended (its stream closed, or failed). */
-  void endHandedOver(List<String> keys, KnownKeys.Report outcome) {
-    known.end(keys, outcome);
+  void endHandedOver(List<String> keys, KnownKeys.Report report) {
+    known.end(keys, report);
   }
 }

@@ -199,14 +199,14 @@ final class RenameShim {
     AtomicBoolean ended = new AtomicBoolean();
     return succeeded -> {
       if (ended.compareAndSet(false, true)) {
-        KnownKeys.Report outcome = new KnownKeys.Report();
+        KnownKeys.Report report = new KnownKeys.Report();
         if (succeeded) {
           if (reportWrite) {
-            outcome.wrote(key, null);
+            report.wrote(key, null);
           }
-          outcome.succeeded();
+          report.succeeded();
         }
-        state.endHandedOver(List.of(key), outcome);
+        state.endHandedOver(List.of(key), report);
       }
     };
   }
