@@ -42,6 +42,8 @@ final class CheckStoreCommand implements Callable<Integer> {
       StoreCheck check = StoreCheck.forFileSystem(access.fileSystem(), access.destination.prefix());
       // Each probe's line goes to standard error as it lands: a slow store shows where it is.
       StoreReport report = check.run(line -> spec.commandLine().getErr().println(line));
+      // Always probed afresh: what it found replaces the verdict this host kept.
+      StoreTrust.refresh(report, access.fileSystem().getConf());
       Set<Capability> trusted = StoreTrust.trusted(access.fileSystem().getConf());
       List<StoreReport.Finding> broken = report.brokenGuarantees(trusted);
       ObjectNode root = output.root();

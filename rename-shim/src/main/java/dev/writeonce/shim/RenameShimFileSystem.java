@@ -215,6 +215,11 @@ public class RenameShimFileSystem extends S3AFileSystem {
 
   @Override
   public boolean mkdirs(Path path, FsPermission permission) throws IOException {
+    if (shims(path)) {
+      // A job's first write (FileOutputCommitter's setup, in its driver): the store is checked
+      // before any task runs, and the verdict travels to the tasks with the job.
+      requireTrustedStore(path, "directory " + path);
+    }
     return shim.mkdirs(path, permission);
   }
 

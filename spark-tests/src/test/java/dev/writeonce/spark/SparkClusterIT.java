@@ -2,6 +2,8 @@ package dev.writeonce.spark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.writeonce.core.store.check.StoreTrust;
+import dev.writeonce.shim.RenameShimFileSystem;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
@@ -12,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,6 +31,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol;
 import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -274,6 +278,49 @@ class SparkClusterIT implements StoreLifecycle {
       List<String> files = assertEveryRowOnce(view);
       // The losing attempt is killed asynchronously; its abort may land after the job returns.
       assertThat(uploadsLeftOpen(view, files)).as("the losing attempt left no upload").isEmpty();
+    }
+  }
+
+  @Test
+  void theExecutorsOfAShimJobTakeTheDriversStoreVerdictAndSendNoCheckRequest() throws Exception {
+    String bucket = store().newBucket("cluster-shim-verdict");
+    BucketView view = new BucketView(store(), bucket);
+    Map<String, String> shimJob =
+        Map.of(
+            "fs.s3a.impl",
+            RenameShimFileSystem.class.getName(),
+            "spark.sql.sources.commitProtocolClass",
+            SQLHadoopMapReduceCommitProtocol.class.getName(),
+            // No verdict kept on the executors' host: only the job can spare them the check.
+            StoreTrust.CACHE_TTL,
+            "0");
+    Map<String, String> before = new java.util.HashMap<>();
+    shimJob.keySet().forEach(key -> before.put(key, spark.conf().get(key, null)));
+    shimJob.forEach((key, value) -> spark.conf().set(key, value));
+    try {
+      Dataset<Row> data = spark.range(0, 4000, 1, 8).selectExpr("id", "concat('row-', id) AS name");
+
+      Traffic start = store().meter().read();
+      AttemptListener listener = writeWatched(data, view.uri("out/"));
+      Traffic write = store().meter().read().minus(start);
+
+      assertThat(listener.executors).as("tasks ran in executor JVMs").hasSize(2);
+      assertEveryRowOnce(view);
+      // A store check completes uploads of its own (a completion after an abort, a repeated
+      // one) and lists open uploads: the job's eight completions and no listing of uploads
+      // mean that no process checked the store during the job.
+      assertThat(write.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).isEqualTo(8);
+      assertThat(write.requests(S3Api.LIST_MULTIPART_UPLOADS)).isZero();
+      assertThat(write.requests(S3Api.COPY_OBJECT)).isZero();
+    } finally {
+      before.forEach(
+          (key, value) -> {
+            if (value == null) {
+              spark.conf().unset(key);
+            } else {
+              spark.conf().set(key, value);
+            }
+          });
     }
   }
 

@@ -5,6 +5,9 @@ import dev.writeonce.core.errors.StoreException;
 import dev.writeonce.core.model.Etags;
 import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.UploadPart;
+import dev.writeonce.core.store.check.Capability;
+import dev.writeonce.core.store.check.StoreCheck;
+import dev.writeonce.core.store.check.StoreTrust;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -68,6 +71,9 @@ public final class S3StoreGateway implements StoreGateway {
   private final S3Requests requests;
   private final RequestCounters counters = new RequestCounters();
 
+  /** The endpoint the client reaches, as the store verdicts name it. */
+  private final String endpoint;
+
   /**
    * The store's clock minus the local clock: the largest lower bound seen so far, from the Date
    * header of each answer and the Last-Modified times it reports (each was the store's time at or
@@ -76,10 +82,11 @@ public final class S3StoreGateway implements StoreGateway {
   private final java.util.concurrent.atomic.AtomicLong storeClockOffset =
       new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
 
-  private S3StoreGateway(S3Client s3, String bucket, RequestFactory requests) {
+  private S3StoreGateway(S3Client s3, String bucket, RequestFactory requests, String endpoint) {
     this.s3 = s3;
     this.bucket = bucket;
     this.requests = new S3Requests(bucket, requests);
+    this.endpoint = endpoint;
   }
 
   /** The gateway for the bucket an S3A filesystem is bound to. */
@@ -93,12 +100,13 @@ public final class S3StoreGateway implements StoreGateway {
               + " org.apache.hadoop.fs.s3a.S3AFileSystem or a subclass");
     }
     S3Client client = s3a.getS3AInternals().getAmazonS3Client("writeonce job commit");
-    return new S3StoreGateway(client, s3a.getBucket(), s3a.getRequestFactory());
+    return new S3StoreGateway(
+        client, s3a.getBucket(), s3a.getRequestFactory(), StoreCheck.endpointOf(client, fs));
   }
 
   /** A gateway over a client built elsewhere; requests carry no encryption settings. */
   public static S3StoreGateway forClient(S3Client client, String bucket) {
-    return new S3StoreGateway(client, bucket, null);
+    return new S3StoreGateway(client, bucket, null, StoreCheck.endpointOf(client, null));
   }
 
   @Override
@@ -246,13 +254,19 @@ public final class S3StoreGateway implements StoreGateway {
 
   @Override
   public String putObject(String key, byte[] data, boolean ifNoneMatch) throws StoreException {
-    return put(key, data, ifNoneMatch ? request -> request.ifNoneMatch("*") : request -> {});
+    if (!ifNoneMatch) {
+      return put(key, data, request -> {});
+    }
+    return conditional(
+        Capability.PUT_IF_NONE_MATCH, () -> put(key, data, request -> request.ifNoneMatch("*")));
   }
 
   @Override
   public String replaceObject(String key, byte[] data, String etag) throws StoreException {
     try {
-      return put(key, data, request -> request.ifMatch(Etags.unquote(etag)));
+      return conditional(
+          Capability.PUT_IF_MATCH,
+          () -> put(key, data, request -> request.ifMatch(Etags.unquote(etag))));
     } catch (StoreException e) {
       if (!e.is(ErrorKind.NOT_FOUND)) {
         throw e;
@@ -263,6 +277,27 @@ public final class S3StoreGateway implements StoreGateway {
           412,
           "PutObject " + key + " If-Match " + etag + ": the object is gone",
           e);
+    }
+  }
+
+  private interface Put {
+    String send() throws StoreException;
+  }
+
+  /**
+   * A write whose condition the store check found honoured: an error answer that is neither the
+   * condition failing nor a transient fault (400 or 501, a header the store does not implement) was
+   * not predicted, so the verdict is discarded and the next write checks the store again.
+   */
+  private String conditional(Capability capability, Put put) throws StoreException {
+    try {
+      return put.send();
+    } catch (StoreException e) {
+      if (e.statusCode() == 400 || e.statusCode() == 501) {
+        StoreTrust.mispredicted(
+            endpoint, capability, "answered a conditional PutObject with " + e.statusCode());
+      }
+      throw e;
     }
   }
 
@@ -627,8 +662,15 @@ public final class S3StoreGateway implements StoreGateway {
     }
   }
 
-  /** Notes the store's clock from an answer's Date header. */
+  /**
+   * Notes the store's clock from an answer's Date header, and its Server header for the store's
+   * verdict.
+   */
   private <R extends SdkResponse> R observed(R response) {
+    response
+        .sdkHttpResponse()
+        .firstMatchingHeader("Server")
+        .ifPresent(server -> StoreTrust.observedServer(endpoint, server));
     try {
       response
           .sdkHttpResponse()

@@ -21,6 +21,9 @@ class ConfigurationDocsTest {
     keys.add(dev.writeonce.core.committer.MultipartOutputCommitter.JOB_UUID);
     keys.add(dev.writeonce.core.store.check.StoreTrust.CHECK);
     keys.add(dev.writeonce.core.store.check.StoreTrust.TRUST);
+    keys.add(dev.writeonce.core.store.check.StoreTrust.CACHE_DIR);
+    keys.add(dev.writeonce.core.store.check.StoreTrust.CACHE_TTL);
+    keys.add(dev.writeonce.core.store.check.JobVerdicts.PREFIX + "<endpoint>");
 
     assertThat(keys).contains(CommitterConfig.COMMIT_THREADS, WriteonceCommitterFactory.COMMITTER);
     for (String key : keys) {

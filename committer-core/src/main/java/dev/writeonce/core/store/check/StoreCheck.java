@@ -86,8 +86,13 @@ public final class StoreCheck {
     return new StoreCheck(client, s3a.getBucket(), endpointOf(client, fs), under);
   }
 
-  /** The endpoint a client reaches, as reports and the per-process cache name it. */
-  static String endpointOf(S3Client client, FileSystem fs) {
+  /**
+   * The endpoint a client reaches, as reports and the verdicts name it.
+   *
+   * @param fs the filesystem the client serves, whose settings name the endpoint where the client
+   *     cannot; null for none
+   */
+  public static String endpointOf(S3Client client, FileSystem fs) {
     try {
       return normalized(
           client
@@ -96,12 +101,12 @@ public final class StoreCheck {
               .map(Object::toString)
               .orElse("aws:" + client.serviceClientConfiguration().region()));
     } catch (RuntimeException | LinkageError e) {
-      return fs.getConf().getTrimmed("fs.s3a.endpoint", "aws");
+      return fs == null ? "aws" : normalized(fs.getConf().getTrimmed("fs.s3a.endpoint", "aws"));
     }
   }
 
-  /** An endpoint as the per-process cache keys it: no trailing slash. */
-  static String normalized(String endpoint) {
+  /** An endpoint as the verdicts key it: no trailing slash. */
+  public static String normalized(String endpoint) {
     String trimmed = endpoint.trim();
     while (trimmed.endsWith("/")) {
       trimmed = trimmed.substring(0, trimmed.length() - 1);

@@ -4,26 +4,21 @@ import dev.writeonce.core.errors.UntrustedStoreException;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.s3a.S3AFileSystem;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.services.s3.S3Client;
 
 /**
  * What the committers, the shim and the operator command consult before they write: the {@link
- * StoreCheck} of the store, run once per store endpoint per process and then answered from memory
- * (a job pays nothing once its process has checked the store). Where a guarantee cannot be given,
- * they refuse with an error that names the capability, the store's answer and the setting that
- * overrides it; where a documented fallback exists, they take it and say so once.
+ * StoreCheck} of the store, taken as {@link StoreVerdicts} says: a job pays nothing once its
+ * process or its driver has checked the store, and one request once its host did (within a day, by
+ * default). Where a guarantee cannot be given, they refuse with an error that names the capability,
+ * the store's answer and the setting that overrides it; where a documented fallback exists, they
+ * take it and say so once.
  */
 public final class StoreTrust {
-
-  private static final Logger LOG = LoggerFactory.getLogger(StoreTrust.class);
 
   /** {@code true} (the default) checks the store before the first write; {@code false} skips. */
   public static final String CHECK = "writeonce.store.check";
@@ -34,13 +29,19 @@ public final class StoreTrust {
    */
   public static final String TRUST = "writeonce.store.check.trust";
 
-  private static final Map<String, StoreReport> CHECKED = new ConcurrentHashMap<>();
+  /** Where this host keeps verdicts (default: a directory of the user's under java.io.tmpdir). */
+  public static final String CACHE_DIR = HostVerdicts.DIRECTORY;
+
+  /** How long a verdict kept on this host is taken (default 1d); {@code 0} keeps none. */
+  public static final String CACHE_TTL = HostVerdicts.TTL;
 
   private StoreTrust() {}
 
   /**
-   * The report of the store behind an S3A filesystem, checked now if this process has not yet, with
-   * the probes under {@code under}; refused when a guarantee cannot be given.
+   * The report of the store behind an S3A filesystem, taken as {@link StoreVerdicts} says (this
+   * process's memory, the job's driver, this host, else a check now with the probes under {@code
+   * under}); refused when a guarantee cannot be given. The report is passed on to the tasks of the
+   * jobs this thread submits next ({@link JobVerdicts}).
    *
    * @param who what is about to write, for the error: "job job_1 on s3a://b/t/"
    * @return the report, or null when the check is switched off
@@ -56,19 +57,12 @@ public final class StoreTrust {
     try {
       // A check that got no answer throws, so that nothing is remembered and the next write
       // checks again.
-      report =
-          CHECKED.computeIfAbsent(
-              endpoint,
-              e -> {
-                StoreReport fresh =
-                    new StoreCheck(client, s3a.getBucket(), e, under).run(LOG::debug);
-                logOnce(e, fresh);
-                return fresh;
-              });
+      report = StoreVerdicts.PROCESS.take(client, s3a.getBucket(), endpoint, under, conf).report();
     } catch (java.io.UncheckedIOException e) {
       throw new java.io.IOException(
           who + ": the job wrote nothing. " + e.getCause().getMessage(), e);
     }
+    JobVerdicts.publish(report);
     refuseBroken(report, trusted(conf), who);
     return report;
   }
@@ -83,20 +77,38 @@ public final class StoreTrust {
    * front of it.
    */
   public static void remember(String endpoint, StoreReport report) {
-    String key = StoreCheck.normalized(endpoint);
-    CHECKED.put(key, report);
-    logOnce(key, report);
+    StoreVerdicts.PROCESS.remember(endpoint, report);
   }
 
-  /** The report this process holds for an endpoint, if it checked the store there. */
+  /**
+   * Keeps what a check run now found, in this process and on this host, replacing any verdict kept
+   * before: {@code writeonce check-store}.
+   */
+  public static void refresh(StoreReport report, Configuration conf) {
+    StoreVerdicts.PROCESS.refresh(report, conf);
+  }
+
+  /** The report this process holds for an endpoint, if it took one. */
   public static java.util.Optional<StoreReport> known(String endpoint) {
-    return java.util.Optional.ofNullable(CHECKED.get(StoreCheck.normalized(endpoint)));
+    return StoreVerdicts.PROCESS.known(endpoint);
   }
 
-  /** Forgets the report of one endpoint: the next write there checks again. */
+  /** Forgets the report of one endpoint here and on this host: the next write checks again. */
   public static void forget(String endpoint) {
-    CHECKED.remove(StoreCheck.normalized(endpoint));
-    LOGGED.remove(StoreCheck.normalized(endpoint));
+    StoreVerdicts.PROCESS.forget(endpoint);
+  }
+
+  /** Notes the Server header the store at an endpoint answered with ({@link StoreVerdicts}). */
+  public static void observedServer(String endpoint, String server) {
+    StoreVerdicts.PROCESS.observedServer(endpoint, server);
+  }
+
+  /**
+   * Notes an answer to a request resting on a capability that its verdict did not predict: the
+   * verdict is discarded and the next write checks the store again.
+   */
+  public static void mispredicted(String endpoint, Capability capability, String answer) {
+    StoreVerdicts.PROCESS.mispredicted(StoreCheck.normalized(endpoint), capability, answer);
   }
 
   /** Refuses when the report leaves a guarantee that the trusted set does not waive. */
@@ -141,32 +153,5 @@ public final class StoreTrust {
       trusted.add(Capability.of(id));
     }
     return trusted;
-  }
-
-  private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
-
-  private static void logOnce(String endpoint, StoreReport report) {
-    if (!LOGGED.add(endpoint)) {
-      return;
-    }
-    LOG.info(
-        "Store at {} ({}) checked with {} requests: {}",
-        endpoint,
-        report.server().isEmpty() ? "no Server header" : report.server(),
-        report.requests(),
-        String.join(
-            ", ",
-            report.findings().stream()
-                .map(f -> f.capability().id() + " " + f.verdict().id())
-                .toList()));
-    for (StoreReport.Finding finding : report.fallbacks()) {
-      LOG.warn(
-          "Store at {}: {} {} ({}): the library {}",
-          endpoint,
-          finding.capability().title(),
-          finding.verdict().id(),
-          finding.answer(),
-          finding.capability().withoutIt());
-    }
   }
 }

@@ -168,6 +168,7 @@ public final class MemoryS3 {
   private long uploadSequence;
   private long requestSequence;
   private long minimumPartSize = DEFAULT_MINIMUM_PART_SIZE;
+  private volatile String server = "";
 
   /** A store whose upload ids come from seed 0. */
   public MemoryS3() {
@@ -183,6 +184,15 @@ public final class MemoryS3 {
   public MemoryS3(long seed, long clockStartMillis) {
     this.random = new SplittableRandom(seed);
     this.clockMillis = clockStartMillis;
+  }
+
+  /** The Server header of every answer from now on; "" (the default) sends none. */
+  public void setServerHeader(String server) {
+    this.server = server;
+  }
+
+  String serverHeader() {
+    return server;
   }
 
   // ---- the clock

@@ -157,6 +157,21 @@ public final class MemoryS3Client implements S3Client {
         });
   }
 
+  /**
+   * Refused, as S3 refuses RenameObject outside directory buckets: the in-memory buckets are
+   * general-purpose ones.
+   */
+  @Override
+  public software.amazon.awssdk.services.s3.model.RenameObjectResponse renameObject(
+      software.amazon.awssdk.services.s3.model.RenameObjectRequest request) {
+    return send(
+        request("RenameObject", request.bucket(), request.key(), null, null),
+        (sent, id) -> {
+          throw new S3Failure(
+              501, "NotImplemented", "RenameObject is supported only in directory buckets");
+        });
+  }
+
   // ---- reading objects
 
   @Override
@@ -738,12 +753,17 @@ public final class MemoryS3Client implements S3Client {
   }
 
   private SdkHttpResponse http(int status, String requestId) {
-    return SdkHttpResponse.builder()
-        .statusCode(status)
-        .statusText(statusText(status))
-        .putHeader("Date", dateHeader())
-        .putHeader("x-amz-request-id", requestId)
-        .build();
+    SdkHttpResponse.Builder response =
+        SdkHttpResponse.builder()
+            .statusCode(status)
+            .statusText(statusText(status))
+            .putHeader("Date", dateHeader())
+            .putHeader("x-amz-request-id", requestId);
+    String server = store.serverHeader();
+    if (!server.isEmpty()) {
+      response.putHeader("Server", server);
+    }
+    return response.build();
   }
 
   private String dateHeader() {
