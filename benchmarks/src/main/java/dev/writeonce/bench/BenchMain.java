@@ -20,7 +20,8 @@ import picocli.CommandLine.Command;
       CompareCommand.class,
       BenchCommand.class,
       EngineBenchCommand.class,
-      CompletionLimitCommand.class
+      CompletionLimitCommand.class,
+      FreshAppsCommand.class
     },
     footer = {"", "Exit codes: 0 success, 1 the run failed, 2 bad usage."})
 public final class BenchMain implements Runnable {
