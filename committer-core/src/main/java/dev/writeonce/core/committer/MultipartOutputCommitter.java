@@ -15,8 +15,6 @@ import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.RequestType;
 import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
-import dev.writeonce.core.store.check.JobVerdicts;
-import dev.writeonce.core.store.check.StoreReport;
 import dev.writeonce.core.store.check.StoreTrust;
 import java.io.IOException;
 import java.util.Collection;
@@ -224,16 +222,13 @@ public abstract class MultipartOutputCommitter extends PathOutputCommitter {
     // Before the first record: a store that ignores a condition a guarantee rests on is refused.
     // An in-memory store that tests give honours every condition by construction.
     if (opener == S3A) {
-      StoreReport verdict =
-          StoreTrust.require(
-              outputPath.getFileSystem(conf),
-              destination.prefix(),
-              conf,
-              "job " + jobId + " on " + destination);
-      if (verdict != null) {
-        // The job's tasks and any process that finishes it take the driver's verdict.
-        JobVerdicts.carry(context.getConfiguration(), verdict);
-      }
+      // The job's tasks, and any process that finishes the job, take the driver's verdict.
+      StoreTrust.require(
+          outputPath.getFileSystem(conf),
+          destination.prefix(),
+          conf,
+          "job " + jobId + " on " + destination,
+          context.getConfiguration());
     }
     UnfinishedJobs unfinished = new UnfinishedJobs(store(), destination, config);
     Optional<JobInspector.Report> report;

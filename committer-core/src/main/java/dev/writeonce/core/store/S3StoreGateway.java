@@ -284,18 +284,32 @@ public final class S3StoreGateway implements StoreGateway {
     String send() throws StoreException;
   }
 
+  /** The error codes of a store that does not implement a condition it was sent. */
+  private static final java.util.Set<String> CONDITION_NOT_IMPLEMENTED =
+      java.util.Set.of("NotImplemented", "InvalidRequest", "InvalidArgument");
+
   /**
-   * A write whose condition the store check found honoured: an error answer that is neither the
-   * condition failing nor a transient fault (400 or 501, a header the store does not implement) was
-   * not predicted, so the verdict is discarded and the next write checks the store again.
+   * A write whose condition the store check found honoured: an answer saying the store does not
+   * implement it (501, or 400 with such a code; not an expired token or a bad digest) was not
+   * predicted, so the verdict is discarded and the next write checks the store again.
    */
   private String conditional(Capability capability, Put put) throws StoreException {
     try {
       return put.send();
     } catch (StoreException e) {
-      if (e.statusCode() == 400 || e.statusCode() == 501) {
+      String code =
+          e.getCause() instanceof software.amazon.awssdk.awscore.exception.AwsServiceException aws
+                  && aws.awsErrorDetails() != null
+                  && aws.awsErrorDetails().errorCode() != null
+              ? aws.awsErrorDetails().errorCode()
+              : "";
+      if (e.statusCode() == 501
+          || (e.statusCode() == 400 && CONDITION_NOT_IMPLEMENTED.contains(code))) {
         StoreTrust.mispredicted(
-            endpoint, capability, "answered a conditional PutObject with " + e.statusCode());
+            endpoint,
+            bucket,
+            capability,
+            "answered a conditional PutObject with " + e.statusCode() + " " + code);
       }
       throw e;
     }

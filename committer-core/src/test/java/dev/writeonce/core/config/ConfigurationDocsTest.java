@@ -23,7 +23,7 @@ class ConfigurationDocsTest {
     keys.add(dev.writeonce.core.store.check.StoreTrust.TRUST);
     keys.add(dev.writeonce.core.store.check.StoreTrust.CACHE_DIR);
     keys.add(dev.writeonce.core.store.check.StoreTrust.CACHE_TTL);
-    keys.add(dev.writeonce.core.store.check.JobVerdicts.PREFIX + "<endpoint>");
+    keys.add(dev.writeonce.core.store.check.JobVerdicts.PREFIX + "<endpoint>/<bucket>");
 
     assertThat(keys).contains(CommitterConfig.COMMIT_THREADS, WriteonceCommitterFactory.COMMITTER);
     for (String key : keys) {

@@ -97,12 +97,12 @@ final class HostVerdicts {
         && nowMillis - recordedAtMillis <= maxAge;
   }
 
-  /** The verdict kept for an endpoint, if one is younger than the TTL and safe to take. */
-  Optional<StoreReport> read(String endpoint, long nowMillis) {
+  /** The verdict kept for a bucket of an endpoint, if one is fresh and safe to take. */
+  Optional<VerdictFormat.Recorded> read(String endpoint, String bucket, long nowMillis) {
     if (!enabled()) {
       return Optional.empty();
     }
-    Path file = fileOf(endpoint);
+    Path file = fileOf(directory, endpoint, bucket);
     try {
       if (!ownedAndPrivate(directory) || !ownedAndPrivate(file)) {
         return Optional.empty();
@@ -111,10 +111,11 @@ final class HostVerdicts {
           VerdictFormat.read(Files.readString(file, StandardCharsets.UTF_8));
       if (recorded.isEmpty()
           || !recorded.get().report().endpoint().equals(endpoint)
+          || !recorded.get().report().bucket().equals(bucket)
           || !fresh(recorded.get().recordedAtMillis(), nowMillis)) {
         return Optional.empty();
       }
-      return Optional.of(recorded.get().report());
+      return recorded;
     } catch (NoSuchFileException absent) {
       return Optional.empty();
     } catch (IOException | RuntimeException unreadable) {
@@ -123,12 +124,16 @@ final class HostVerdicts {
     }
   }
 
-  /** Keeps a verdict for its endpoint, replacing the one kept before in one atomic move. */
-  void write(StoreReport report, long nowMillis) {
+  /**
+   * Keeps a verdict for its bucket and endpoint, replacing the one kept before in one atomic move.
+   *
+   * @param checkedAtMillis when its check ran, on the local clock: it ages from then
+   */
+  void write(StoreReport report, long checkedAtMillis) {
     if (!enabled()) {
       return;
     }
-    Path file = fileOf(report.endpoint());
+    Path file = fileOf(directory, report.endpoint(), report.bucket());
     Path written = null;
     try {
       Files.createDirectories(
@@ -144,7 +149,8 @@ final class HostVerdicts {
               ".verdict-",
               ".tmp",
               PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-      Files.writeString(written, VerdictFormat.write(report, nowMillis), StandardCharsets.UTF_8);
+      Files.writeString(
+          written, VerdictFormat.write(report, checkedAtMillis, true), StandardCharsets.UTF_8);
       try {
         Files.move(
             written, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -165,19 +171,38 @@ final class HostVerdicts {
     }
   }
 
-  /** Removes the verdict kept for an endpoint. */
-  void discard(String endpoint) {
+  /** Removes the verdict kept in a directory for a bucket of an endpoint. */
+  static void discard(Path directory, String endpoint, String bucket) {
     try {
-      Files.deleteIfExists(fileOf(endpoint));
+      Files.deleteIfExists(fileOf(directory, endpoint, bucket));
     } catch (IOException e) {
       LOG.debug("The store verdict of {} could not be removed: {}", endpoint, e.toString());
     }
   }
 
-  private Path fileOf(String endpoint) {
+  /** Removes every verdict kept in a directory for an endpoint, whatever its bucket. */
+  static void discardAll(Path directory, String endpoint) {
+    if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try (java.util.stream.Stream<Path> files = Files.list(directory)) {
+      for (Path file : files.filter(f -> f.toString().endsWith(".json")).toList()) {
+        Optional<VerdictFormat.Recorded> recorded =
+            VerdictFormat.read(Files.readString(file, StandardCharsets.UTF_8));
+        if (recorded.isEmpty() || recorded.get().report().endpoint().equals(endpoint)) {
+          Files.deleteIfExists(file);
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("The store verdicts in {} could not be removed: {}", directory, e.toString());
+    }
+  }
+
+  private static Path fileOf(Path directory, String endpoint, String bucket) {
     try {
       byte[] digest =
-          MessageDigest.getInstance("SHA-256").digest(endpoint.getBytes(StandardCharsets.UTF_8));
+          MessageDigest.getInstance("SHA-256")
+              .digest((endpoint + "\n" + bucket).getBytes(StandardCharsets.UTF_8));
       return directory.resolve(HexFormat.of().formatHex(digest, 0, 16) + ".json");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("every Java runtime has SHA-256", e);

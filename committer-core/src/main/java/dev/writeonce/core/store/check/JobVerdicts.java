@@ -22,7 +22,7 @@ public final class JobVerdicts {
 
   private static final Logger LOG = LoggerFactory.getLogger(JobVerdicts.class);
 
-  /** The configuration key (and local property) prefix; the endpoint follows it. */
+  /** The configuration key (and local property) prefix; the endpoint and bucket follow it. */
   public static final String PREFIX = "writeonce.store.check.verdict.";
 
   /**
@@ -43,43 +43,54 @@ public final class JobVerdicts {
 
   private JobVerdicts() {}
 
-  /** The name a verdict for an endpoint travels under. */
-  static String nameOf(String endpoint) {
-    return PREFIX + StoreCheck.normalized(endpoint);
+  /** The name a verdict for a bucket of an endpoint travels under. */
+  static String nameOf(String endpoint, String bucket) {
+    return PREFIX + StoreCheck.normalized(endpoint) + "/" + bucket;
   }
 
-  /** Puts a verdict into a job's configuration, for the job's tasks. */
-  public static void carry(Configuration jobConf, StoreReport report) {
-    jobConf.set(nameOf(report.endpoint()), VerdictFormat.write(report, System.currentTimeMillis()));
+  private static String nameOf(StoreReport report) {
+    return nameOf(report.endpoint(), report.bucket());
+  }
+
+  /** Puts a verdict into a job's configuration, for the job's tasks; it ages from its check. */
+  static void carry(Configuration jobConf, StoreVerdicts.Taken verdict) {
+    jobConf.set(
+        nameOf(verdict.report()),
+        VerdictFormat.write(verdict.report(), verdict.recordedAtMillis(), false));
   }
 
   /**
    * Passes a verdict through the engine's channels to the tasks of the next jobs of this thread.
    */
-  static void publish(StoreReport report) {
+  static void publish(StoreVerdicts.Taken verdict) {
     if (CHANNELS.isEmpty()) {
       return;
     }
-    String value = VerdictFormat.write(report, System.currentTimeMillis());
+    String value = VerdictFormat.write(verdict.report(), verdict.recordedAtMillis(), false);
     for (Channel channel : CHANNELS) {
       try {
-        channel.publish(nameOf(report.endpoint()), value);
+        channel.publish(nameOf(verdict.report()), value);
       } catch (RuntimeException | LinkageError e) {
         LOG.debug("Store verdict not passed through {}: {}", channel.getClass(), e.toString());
       }
     }
   }
 
-  /** The verdict the job carries for an endpoint: its configuration's first, else a channel's. */
-  static Optional<VerdictFormat.Recorded> carried(Configuration conf, String endpoint) {
-    String name = nameOf(endpoint);
-    Optional<VerdictFormat.Recorded> fromConf = parse(conf.getRaw(name), endpoint);
+  /**
+   * The verdict the job carries for a bucket of an endpoint: its configuration's first, else a
+   * channel's.
+   */
+  static Optional<VerdictFormat.Recorded> carried(
+      Configuration conf, String endpoint, String bucket) {
+    String name = nameOf(endpoint, bucket);
+    Optional<VerdictFormat.Recorded> fromConf = parse(conf.getRaw(name), endpoint, bucket);
     if (fromConf.isPresent()) {
       return fromConf;
     }
     for (Channel channel : CHANNELS) {
       try {
-        Optional<VerdictFormat.Recorded> passed = parse(channel.read(name).orElse(null), endpoint);
+        Optional<VerdictFormat.Recorded> passed =
+            parse(channel.read(name).orElse(null), endpoint, bucket);
         if (passed.isPresent()) {
           return passed;
         }
@@ -90,12 +101,16 @@ public final class JobVerdicts {
     return Optional.empty();
   }
 
-  private static Optional<VerdictFormat.Recorded> parse(String text, String endpoint) {
+  private static Optional<VerdictFormat.Recorded> parse(
+      String text, String endpoint, String bucket) {
     if (text == null) {
       return Optional.empty();
     }
     return VerdictFormat.read(text)
-        .filter(recorded -> recorded.report().endpoint().equals(StoreCheck.normalized(endpoint)));
+        .filter(
+            recorded ->
+                recorded.report().endpoint().equals(StoreCheck.normalized(endpoint))
+                    && recorded.report().bucket().equals(bucket));
   }
 
   private static List<Channel> load() {

@@ -59,7 +59,10 @@ public final class StoreCheck {
   private final String endpoint;
   private final String scratch;
   private int requests;
-  private String server = "";
+
+  /** The Server headers the store answered with, in the order first seen. */
+  private final java.util.Set<String> servers = new java.util.LinkedHashSet<>();
+
   private Long skewMillis;
   private final List<String> dates = new ArrayList<>();
   private final List<String> openUploads = new ArrayList<>();
@@ -105,13 +108,32 @@ public final class StoreCheck {
     }
   }
 
-  /** An endpoint as the verdicts key it: no trailing slash. */
+  /**
+   * An endpoint as the verdicts key it: one spelling per endpoint (scheme and host in lower case,
+   * no default port, no trailing slash).
+   */
   public static String normalized(String endpoint) {
     String trimmed = endpoint.trim();
     while (trimmed.endsWith("/")) {
       trimmed = trimmed.substring(0, trimmed.length() - 1);
     }
-    return trimmed;
+    try {
+      java.net.URI uri = new java.net.URI(trimmed);
+      if (uri.getScheme() == null || uri.getHost() == null) {
+        return trimmed;
+      }
+      String scheme = uri.getScheme().toLowerCase(java.util.Locale.ROOT);
+      int port = uri.getPort();
+      boolean defaultPort =
+          (scheme.equals("http") && port == 80) || (scheme.equals("https") && port == 443);
+      return scheme
+          + "://"
+          + uri.getHost().toLowerCase(java.util.Locale.ROOT)
+          + (port < 0 || defaultPort ? "" : ":" + port)
+          + (uri.getRawPath() == null ? "" : uri.getRawPath());
+    } catch (java.net.URISyntaxException e) {
+      return trimmed;
+    }
   }
 
   /**
@@ -157,7 +179,13 @@ public final class StoreCheck {
           found.getOrDefault(
               capability, new Finding(capability, Verdict.NOT_APPLICABLE, "not probed")));
     }
-    return new StoreReport(endpoint, bucket, server, now, requests, ordered);
+    return new StoreReport(
+        endpoint,
+        bucket,
+        String.join(StoreReport.SERVERS_SEPARATOR, servers),
+        now,
+        requests,
+        ordered);
   }
 
   // ---- conditional writes ----
@@ -707,7 +735,7 @@ public final class StoreCheck {
   }
 
   private void observe(SdkResponse response) {
-    response.sdkHttpResponse().firstMatchingHeader("Server").ifPresent(s -> server = s);
+    response.sdkHttpResponse().firstMatchingHeader("Server").ifPresent(servers::add);
     response
         .sdkHttpResponse()
         .firstMatchingHeader("Date")

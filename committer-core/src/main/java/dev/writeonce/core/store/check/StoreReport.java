@@ -11,7 +11,9 @@ import java.util.Optional;
  *
  * @param endpoint the store's endpoint, as the client reaches it
  * @param bucket the bucket the probes ran in
- * @param server the store's {@code Server} header, empty when it sends none
+ * @param server the store's {@code Server} header, empty when it sends none; where its answers came
+ *     with several (the nodes of a cluster in a rolling upgrade), each, separated by {@value
+ *     #SERVERS_SEPARATOR}
  * @param checkedAtMillis when the check ran, on the store's clock where it sent one
  * @param requests how many requests the check sent, its cleanup included
  * @param findings one per capability, in {@link Capability} order
@@ -37,8 +39,23 @@ public record StoreReport(
     }
   }
 
+  /** Between the Server headers of a store whose answers came with several. */
+  public static final String SERVERS_SEPARATOR = " | ";
+
   public StoreReport {
     findings = List.copyOf(findings);
+  }
+
+  /**
+   * Whether an answer's Server header is one the check saw: the identity a verdict is taken by (""
+   * where the store sent none).
+   */
+  public boolean answeredAs(String serverHeader) {
+    if (server.isEmpty()) {
+      return serverHeader.isEmpty();
+    }
+    return List.of(server.split(java.util.regex.Pattern.quote(SERVERS_SEPARATOR)))
+        .contains(serverHeader);
   }
 
   /** The finding of one capability. */

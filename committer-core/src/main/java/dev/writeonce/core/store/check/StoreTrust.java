@@ -48,23 +48,38 @@ public final class StoreTrust {
    */
   public static StoreReport require(FileSystem fs, String under, Configuration conf, String who)
       throws java.io.IOException {
+    return require(fs, under, conf, who, null);
+  }
+
+  /**
+   * As {@link #require(FileSystem, String, Configuration, String)}, and puts the verdict into a
+   * job's configuration for the job's tasks.
+   *
+   * @param jobConf the job's configuration, or null
+   */
+  public static StoreReport require(
+      FileSystem fs, String under, Configuration conf, String who, Configuration jobConf)
+      throws java.io.IOException {
     if (!conf.getBoolean(CHECK, true) || !(fs instanceof S3AFileSystem s3a)) {
       return null;
     }
     S3Client client = s3a.getS3AInternals().getAmazonS3Client("writeonce store check");
     String endpoint = StoreCheck.endpointOf(client, fs);
-    StoreReport report;
+    StoreVerdicts.Taken verdict;
     try {
       // A check that got no answer throws, so that nothing is remembered and the next write
       // checks again.
-      report = StoreVerdicts.PROCESS.take(client, s3a.getBucket(), endpoint, under, conf).report();
+      verdict = StoreVerdicts.PROCESS.take(client, s3a.getBucket(), endpoint, under, conf);
     } catch (java.io.UncheckedIOException e) {
       throw new java.io.IOException(
           who + ": the job wrote nothing. " + e.getCause().getMessage(), e);
     }
-    JobVerdicts.publish(report);
-    refuseBroken(report, trusted(conf), who);
-    return report;
+    JobVerdicts.publish(verdict);
+    if (jobConf != null) {
+      JobVerdicts.carry(jobConf, verdict);
+    }
+    refuseBroken(verdict.report(), trusted(conf), who);
+    return verdict.report();
   }
 
   /** Remembers a report for its endpoint, as a check run by hand or at a store's start. */
@@ -95,7 +110,7 @@ public final class StoreTrust {
 
   /** Forgets the report of one endpoint here and on this host: the next write checks again. */
   public static void forget(String endpoint) {
-    StoreVerdicts.PROCESS.forget(endpoint);
+    StoreVerdicts.PROCESS.forget(endpoint, new Configuration());
   }
 
   /** Notes the Server header the store at an endpoint answered with ({@link StoreVerdicts}). */
@@ -107,8 +122,9 @@ public final class StoreTrust {
    * Notes an answer to a request resting on a capability that its verdict did not predict: the
    * verdict is discarded and the next write checks the store again.
    */
-  public static void mispredicted(String endpoint, Capability capability, String answer) {
-    StoreVerdicts.PROCESS.mispredicted(StoreCheck.normalized(endpoint), capability, answer);
+  public static void mispredicted(
+      String endpoint, String bucket, Capability capability, String answer) {
+    StoreVerdicts.PROCESS.mispredicted(StoreCheck.normalized(endpoint), bucket, capability, answer);
   }
 
   /** Refuses when the report leaves a guarantee that the trusted set does not waive. */

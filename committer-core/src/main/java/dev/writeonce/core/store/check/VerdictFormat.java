@@ -28,7 +28,18 @@ final class VerdictFormat {
   /** A report and when this host recorded it, on the local clock. */
   record Recorded(StoreReport report, long recordedAtMillis) {}
 
-  static String write(StoreReport report, long recordedAtMillis) {
+  /**
+   * What a verdict carried without its answers says of each: the job's tasks need only verdicts.
+   */
+  static final String CARRIED_ANSWER = "as the job's driver found it";
+
+  /**
+   * @param recordedAtMillis when the verdict's check ran, on the local clock of the host that ran
+   *     it: the verdict ages from then wherever it travels
+   * @param withAnswers whether to keep the store's answer of each finding (a host's file does; what
+   *     a job carries to every task does not, to stay small)
+   */
+  static String write(StoreReport report, long recordedAtMillis, boolean withAnswers) {
     ObjectNode root = MAPPER.createObjectNode();
     root.put("format", FORMAT);
     root.put("version", VERSION);
@@ -38,12 +49,19 @@ final class VerdictFormat {
     root.put("checkedAtMillis", report.checkedAtMillis());
     root.put("recordedAtMillis", recordedAtMillis);
     root.put("requests", report.requests());
-    ArrayNode findings = root.putArray("findings");
-    for (StoreReport.Finding finding : report.findings()) {
-      ObjectNode entry = findings.addObject();
-      entry.put("capability", finding.capability().id());
-      entry.put("verdict", finding.verdict().id());
-      entry.put("answer", finding.answer());
+    if (withAnswers) {
+      ArrayNode findings = root.putArray("findings");
+      for (StoreReport.Finding finding : report.findings()) {
+        ObjectNode entry = findings.addObject();
+        entry.put("capability", finding.capability().id());
+        entry.put("verdict", finding.verdict().id());
+        entry.put("answer", finding.answer());
+      }
+    } else {
+      ObjectNode verdicts = root.putObject("verdicts");
+      for (StoreReport.Finding finding : report.findings()) {
+        verdicts.put(finding.capability().id(), finding.verdict().id());
+      }
     }
     try {
       return MAPPER.writeValueAsString(root);
@@ -69,6 +87,15 @@ final class VerdictFormat {
                 verdict(text(entry, "verdict")),
                 text(entry, "answer")));
       }
+      root.path("verdicts")
+          .fields()
+          .forEachRemaining(
+              entry ->
+                  findings.add(
+                      new StoreReport.Finding(
+                          Capability.of(entry.getKey()),
+                          verdict(entry.getValue().asText()),
+                          CARRIED_ANSWER)));
       List<Capability> named = findings.stream().map(StoreReport.Finding::capability).toList();
       if (!named.equals(Arrays.asList(Capability.values()))) {
         return Optional.empty();

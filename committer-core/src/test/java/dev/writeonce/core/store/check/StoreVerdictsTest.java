@@ -4,22 +4,34 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.errors.StoreException;
+import dev.writeonce.core.errors.UntrustedStoreException;
 import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.testing.s3.Handling;
 import dev.writeonce.core.testing.s3.MemoryS3;
 import dev.writeonce.core.testing.s3.MemoryS3Client;
 import dev.writeonce.core.testing.s3.RequestHook;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.PutObjectRequest;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 
 /**
@@ -125,7 +137,7 @@ class StoreVerdictsTest {
 
   @Test
   void aVerdictTheJobCarriesIsTakenWithNoRequestAndOnlyForItsEndpoint() {
-    StoreReport driver = take(newProcess()).taken().report();
+    StoreVerdicts.Taken driver = take(newProcess()).taken();
     Configuration job = new Configuration(conf);
     job.set(StoreTrust.CACHE_TTL, "0");
     JobVerdicts.carry(job, driver);
@@ -144,7 +156,7 @@ class StoreVerdictsTest {
 
   @Test
   void aVerdictCopiedIntoALaterJobAgesLikeAKeptOne() {
-    StoreReport driver = take(newProcess()).taken().report();
+    StoreVerdicts.Taken driver = take(newProcess()).taken();
     Configuration job = new Configuration(conf);
     job.set(StoreTrust.CACHE_TTL, "0");
     JobVerdicts.carry(job, driver);
@@ -242,5 +254,307 @@ class StoreVerdictsTest {
     } finally {
       StoreTrust.forget(endpoint);
     }
+  }
+
+  // ---- What a hostile review of the verdicts found, each kept as the behaviour that holds now.
+
+  /**
+   * A client of a store that ignores If-None-Match on PUT (a 200 and an overwrite) in the buckets
+   * the predicate names.
+   */
+  private static S3Client ignoringIfNoneMatch(S3Client delegate, Predicate<String> inBucket) {
+    return (S3Client)
+        Proxy.newProxyInstance(
+            S3Client.class.getClassLoader(),
+            new Class<?>[] {S3Client.class},
+            (proxy, method, args) -> {
+              if (method.getName().equals("putObject")
+                  && args != null
+                  && args.length == 2
+                  && args[1] instanceof RequestBody body) {
+                PutObjectRequest request;
+                if (args[0] instanceof PutObjectRequest built) {
+                  request = built;
+                } else {
+                  PutObjectRequest.Builder builder = PutObjectRequest.builder();
+                  @SuppressWarnings("unchecked")
+                  Consumer<PutObjectRequest.Builder> build =
+                      (Consumer<PutObjectRequest.Builder>) args[0];
+                  build.accept(builder);
+                  request = builder.build();
+                }
+                return delegate.putObject(
+                    inBucket.test(request.bucket())
+                        ? request.toBuilder().ifNoneMatch(null).build()
+                        : request,
+                    body);
+              }
+              try {
+                return method.invoke(delegate, args);
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
+  }
+
+  private static S3Exception s3Error(int status, String code) {
+    return (S3Exception)
+        S3Exception.builder()
+            .statusCode(status)
+            .awsErrorDetails(AwsErrorDetails.builder().errorCode(code).errorMessage(code).build())
+            .build();
+  }
+
+  @Test
+  void aVerdictMadeOnOneBucketIsNeverTakenForAnotherBucketOfTheEndpoint() {
+    s3.createBucket("b2");
+    S3Client b2Ignores = ignoringIfNoneMatch(client, "b2"::equals);
+    newProcess().take(b2Ignores, BUCKET, ENDPOINT, "t/", conf);
+
+    StoreVerdicts.Taken b2 = newProcess().take(b2Ignores, "b2", ENDPOINT, "t/", conf);
+
+    assertThat(b2.source()).isEqualTo(StoreVerdicts.Source.CHECK);
+    assertThat(b2.report().bucket()).isEqualTo("b2");
+    assertThatThrownBy(() -> StoreTrust.refuseBroken(b2.report(), Set.of(), "job on b2"))
+        .isInstanceOf(UntrustedStoreException.class)
+        .hasMessageContaining("put-if-none-match");
+  }
+
+  @Test
+  void aVerdictDiscardedForAnotherServerHeaderIsNotTakenBackFromTheJob() {
+    StoreVerdicts.Taken driver = take(newProcess()).taken();
+    Configuration job = new Configuration(conf);
+    JobVerdicts.carry(job, driver);
+    conf = job;
+    StoreVerdicts executor = newProcess();
+    assertThat(take(executor).taken().source()).isEqualTo(StoreVerdicts.Source.JOB);
+
+    s3.setServerHeader("Ceph Object Gateway (squid)");
+    executor.observedServer(ENDPOINT, "Ceph Object Gateway (squid)");
+    Take again = take(executor);
+
+    assertThat(again.taken().source()).isEqualTo(StoreVerdicts.Source.CHECK);
+    assertThat(again.requests()).isGreaterThan(50);
+    assertThat(again.taken().report().server()).isEqualTo("Ceph Object Gateway (squid)");
+  }
+
+  @Test
+  void aSecondChangeOfServerHeaderInOneProcessIsNoticedToo() {
+    StoreVerdicts process = newProcess();
+    take(process);
+    s3.setServerHeader("MinIO-behind-proxy");
+    process.observedServer(ENDPOINT, "MinIO-behind-proxy");
+    assertThat(take(process).taken().source()).isEqualTo(StoreVerdicts.Source.CHECK);
+
+    s3.setServerHeader("SeaweedFS 3.80");
+    process.observedServer(ENDPOINT, "SeaweedFS 3.80");
+
+    assertThat(process.known(ENDPOINT)).isEmpty();
+    assertThat(take(process).taken().report().server()).isEqualTo("SeaweedFS 3.80");
+  }
+
+  @Test
+  void aStoreWhoseNodesAnswerWithTwoServerHeadersCostsOneCheckPerHost() {
+    // A rolling upgrade behind a round-robin balancer: answers alternate between two headers.
+    AtomicInteger sequence = new AtomicInteger();
+    MemoryS3Client balanced =
+        new MemoryS3Client(
+            s3,
+            request -> {
+              s3.setServerHeader(
+                  sequence.getAndIncrement() % 2 == 0
+                      ? "Ceph Object Gateway (reef)"
+                      : "Ceph Object Gateway (squid)");
+              return Handling.PROCEED;
+            });
+    long before = requests();
+    long checkCost = 0;
+    for (int i = 0; i < 20; i++) {
+      StoreVerdicts process = newProcess();
+      StoreVerdicts.Taken taken = process.take(balanced, BUCKET, ENDPOINT, "t/", conf);
+      checkCost = Math.max(checkCost, taken.report().requests());
+      // The job's writes are answered by both nodes.
+      process.observedServer(ENDPOINT, "Ceph Object Gateway (reef)");
+      process.observedServer(ENDPOINT, "Ceph Object Gateway (squid)");
+      process.take(balanced, BUCKET, ENDPOINT, "t/", conf);
+    }
+
+    assertThat(requests() - before).isEqualTo(checkCost + 19 * 1);
+  }
+
+  @Test
+  void aCarriedVerdictAgesFromItsCheckNotFromWhenItWasCarried() {
+    localClock.addAndGet(-TimeUnit.HOURS.toMillis(23));
+    take(newProcess());
+    localClock.addAndGet(TimeUnit.HOURS.toMillis(23));
+    StoreVerdicts.Taken driver = take(newProcess()).taken();
+    assertThat(driver.source()).isEqualTo(StoreVerdicts.Source.HOST);
+    Configuration job = new Configuration(conf);
+    JobVerdicts.carry(job, driver);
+    conf = job;
+
+    localClock.addAndGet(TimeUnit.HOURS.toMillis(2));
+
+    assertThat(take(newProcess()).taken().source()).isEqualTo(StoreVerdicts.Source.CHECK);
+  }
+
+  @Test
+  void aLongRunningProcessTakesItsVerdictAgainOnceItIsOlderThanTheTtl() {
+    StoreVerdicts driver = newProcess();
+    take(driver);
+    localClock.addAndGet(TimeUnit.DAYS.toMillis(10));
+
+    StoreVerdicts.Taken later = take(driver).taken();
+
+    assertThat(later.source()).isEqualTo(StoreVerdicts.Source.CHECK);
+    Configuration job = new Configuration(conf);
+    JobVerdicts.carry(job, later);
+    conf = job;
+    assertThat(take(newProcess()).taken().recordedAtMillis()).isEqualTo(localClock.get());
+  }
+
+  @Test
+  void aRefusalFromOneThrottledProbeIsNotKeptForTheHostsOtherProcesses() {
+    AtomicBoolean throttledOnce = new AtomicBoolean();
+    MemoryS3Client throttling =
+        new MemoryS3Client(
+            s3,
+            request ->
+                request.operation().equals("PutObject")
+                        && request.key().endsWith("/created")
+                        && throttledOnce.compareAndSet(false, true)
+                    ? Handling.FAIL_UNSENT
+                    : Handling.PROCEED);
+    StoreVerdicts.Taken first = newProcess().take(throttling, BUCKET, ENDPOINT, "t/", conf);
+    assertThat(first.report().verdict(Capability.PUT_IF_NONE_MATCH)).isEqualTo(Verdict.REFUSED);
+
+    StoreVerdicts.Taken later = take(newProcess()).taken();
+
+    assertThat(later.source()).isEqualTo(StoreVerdicts.Source.CHECK);
+    assertThat(later.report().brokenGuarantees(Set.of())).isEmpty();
+  }
+
+  @Test
+  void anExpiredTokenOnAConditionalWriteKeepsTheVerdict() {
+    String endpoint = StoreCheck.endpointOf(client, null);
+    StoreTrust.remember(endpoint, take(newProcess()).taken().report());
+    try {
+      MemoryS3Client expired =
+          new MemoryS3Client(
+              s3,
+              request -> {
+                if (request.operation().equals("PutObject") && "t/lock".equals(request.key())) {
+                  throw s3Error(400, "ExpiredToken");
+                }
+                return Handling.PROCEED;
+              });
+      assertThatThrownBy(
+              () ->
+                  S3StoreGateway.forClient(expired, BUCKET).putObject("t/lock", new byte[1], true))
+          .isInstanceOf(StoreException.class);
+
+      assertThat(StoreTrust.known(endpoint)).isPresent();
+    } finally {
+      StoreTrust.forget(endpoint);
+    }
+  }
+
+  @Test
+  void theVerdictATaskCarriesIsSmall() {
+    StoreVerdicts.Taken taken = take(newProcess()).taken();
+    Configuration job = new Configuration(false);
+
+    JobVerdicts.carry(job, taken);
+
+    String carried = job.getRaw(JobVerdicts.nameOf(ENDPOINT, BUCKET));
+    assertThat(carried.length()).isLessThan(800);
+    assertThat(VerdictFormat.read(carried).orElseThrow().report().findings())
+        .extracting(StoreReport.Finding::verdict)
+        .isEqualTo(taken.report().findings().stream().map(StoreReport.Finding::verdict).toList());
+  }
+
+  @Test
+  void forgetRemovesTheVerdictKeptOnTheHostWhicheverProcessTookIt() {
+    take(newProcess());
+
+    newProcess().forget(ENDPOINT, conf);
+
+    StoreVerdicts operator = new StoreVerdicts(localClock::get);
+    assertThat(take(operator).taken().source()).isEqualTo(StoreVerdicts.Source.CHECK);
+  }
+
+  @Test
+  void spellingsOfOneEndpointShareItsVerdict() {
+    take(newProcess());
+
+    for (String spelling :
+        List.of("http://STORE.test:9000", "HTTP://store.test:9000/", "http://store.test:9000//")) {
+      assertThat(newProcess().take(client, BUCKET, spelling, "t/", conf).source())
+          .as(spelling)
+          .isEqualTo(StoreVerdicts.Source.HOST);
+    }
+    assertThat(StoreCheck.normalized("https://Store.Test:443/")).isEqualTo("https://store.test");
+    assertThat(StoreCheck.normalized("http://store.test:80")).isEqualTo("http://store.test");
+  }
+
+  @Test
+  void aSymlinkedVerdictFileIsNotTaken() throws Exception {
+    take(newProcess());
+    Path dir = host.resolve("verdicts");
+    Path file;
+    try (Stream<Path> files = Files.list(dir)) {
+      file = files.filter(p -> p.toString().endsWith(".json")).findFirst().orElseThrow();
+    }
+    Path elsewhere = host.resolve("elsewhere.json");
+    Files.move(file, elsewhere);
+    Files.createSymbolicLink(file, elsewhere);
+
+    assertThat(take(newProcess()).taken().source()).isEqualTo(StoreVerdicts.Source.CHECK);
+  }
+
+  @Test
+  void aLocalClockThatWentBackTakesNoVerdictFromTheFuture() {
+    take(newProcess());
+    localClock.addAndGet(-TimeUnit.HOURS.toMillis(1));
+
+    assertThat(take(newProcess()).taken().source()).isEqualTo(StoreVerdicts.Source.CHECK);
+  }
+
+  @Test
+  void aTruncatedVerdictOrOneForAnotherEndpointIsNotTaken() throws Exception {
+    take(newProcess());
+    Path file;
+    try (Stream<Path> files = Files.list(host.resolve("verdicts"))) {
+      file = files.filter(p -> p.toString().endsWith(".json")).findFirst().orElseThrow();
+    }
+    String whole = Files.readString(file);
+    Files.writeString(file, whole.substring(0, whole.length() / 2));
+    assertThat(take(newProcess()).taken().source()).isEqualTo(StoreVerdicts.Source.CHECK);
+    whole = Files.readString(file);
+    Files.writeString(file, whole.replace(ENDPOINT, "http://other.test:9000"));
+    assertThat(take(newProcess()).taken().source()).isEqualTo(StoreVerdicts.Source.CHECK);
+
+    Configuration job = new Configuration(conf);
+    job.set(
+        JobVerdicts.nameOf("http://other.test:9000", BUCKET),
+        job.getRaw(JobVerdicts.nameOf(ENDPOINT, BUCKET)) == null
+            ? VerdictFormat.write(take(newProcess()).taken().report(), localClock.get(), false)
+            : "");
+    assertThat(JobVerdicts.carried(job, "http://other.test:9000", BUCKET)).isEmpty();
+  }
+
+  @Test
+  void aRefusalIsRefusedWhenItComesFromTheJob() {
+    S3Client ignores = ignoringIfNoneMatch(client, b -> true);
+    StoreVerdicts.Taken driver = newProcess().take(ignores, BUCKET, ENDPOINT, "t/", conf);
+    Configuration job = new Configuration(conf);
+    JobVerdicts.carry(job, driver);
+
+    StoreVerdicts.Taken task = newProcess().take(ignores, BUCKET, ENDPOINT, "t/", job);
+
+    assertThat(task.source()).isEqualTo(StoreVerdicts.Source.JOB);
+    assertThatThrownBy(() -> StoreTrust.refuseBroken(task.report(), Set.of(), "task"))
+        .isInstanceOf(UntrustedStoreException.class);
+    assertThat(host.resolve("verdicts")).as("a refusal is never kept on the host").doesNotExist();
   }
 }
