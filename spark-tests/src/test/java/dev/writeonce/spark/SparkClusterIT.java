@@ -285,15 +285,12 @@ class SparkClusterIT implements StoreLifecycle {
   void theExecutorsOfAShimJobTakeTheDriversStoreVerdictAndSendNoCheckRequest() throws Exception {
     String bucket = store().newBucket("cluster-shim-verdict");
     BucketView view = new BucketView(store(), bucket);
-    Map<String, String> shimJob =
-        Map.of(
-            "fs.s3a.impl",
-            RenameShimFileSystem.class.getName(),
-            "spark.sql.sources.commitProtocolClass",
-            SQLHadoopMapReduceCommitProtocol.class.getName(),
-            // No verdict kept on the executors' host: only the job can spare them the check.
-            StoreTrust.CACHE_TTL,
-            "0");
+    Map<String, String> shimJob = new java.util.HashMap<>(store().emptyObjectSettings());
+    shimJob.put("fs.s3a.impl", RenameShimFileSystem.class.getName());
+    shimJob.put(
+        "spark.sql.sources.commitProtocolClass", SQLHadoopMapReduceCommitProtocol.class.getName());
+    // No verdict kept on the executors' host: only the job can spare them the check.
+    shimJob.put(StoreTrust.CACHE_TTL, "0");
     Map<String, String> before = new java.util.HashMap<>();
     shimJob.keySet().forEach(key -> before.put(key, spark.conf().get(key, null)));
     shimJob.forEach((key, value) -> spark.conf().set(key, value));

@@ -95,6 +95,14 @@ public final class StoreVerdicts {
     Taken held = known.get(key);
     if (held == null) {
       held = known.get(keyOf(normalized, ANY_BUCKET));
+      if (held != null) {
+        // Remembered for every bucket of the endpoint: from here on it speaks for this one.
+        held =
+            new Taken(
+                forBucket(held.report(), normalized, bucket),
+                held.recordedAtMillis(),
+                held.source());
+      }
     }
     if (held != null && host.fresh(held.recordedAtMillis(), now)) {
       return new Taken(held.report(), held.recordedAtMillis(), Source.MEMORY);
@@ -151,6 +159,16 @@ public final class StoreVerdicts {
     discarded.remove(key);
     keepOnHost(host, fresh, checkedAt);
     return new Taken(fresh, checkedAt, Source.CHECK);
+  }
+
+  private static StoreReport forBucket(StoreReport report, String endpoint, String bucket) {
+    return new StoreReport(
+        endpoint,
+        bucket,
+        report.server(),
+        report.checkedAtMillis(),
+        report.requests(),
+        report.findings());
   }
 
   /**

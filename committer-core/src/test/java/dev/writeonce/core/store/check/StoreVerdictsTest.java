@@ -557,4 +557,18 @@ class StoreVerdictsTest {
         .isInstanceOf(UntrustedStoreException.class);
     assertThat(host.resolve("verdicts")).as("a refusal is never kept on the host").doesNotExist();
   }
+
+  @Test
+  void aReportRememberedForEveryBucketTravelsAsTheVerdictOfTheBucketWritten() {
+    StoreVerdicts driver = newProcess();
+    driver.remember(ENDPOINT, take(newProcess()).taken().report());
+
+    StoreVerdicts.Taken taken = driver.take(client, "b2", ENDPOINT, "t/", conf);
+    Configuration job = new Configuration(false);
+    JobVerdicts.carry(job, taken);
+
+    assertThat(taken.source()).isEqualTo(StoreVerdicts.Source.MEMORY);
+    assertThat(JobVerdicts.carried(job, ENDPOINT, "b2")).isPresent();
+    assertThat(JobVerdicts.carried(job, ENDPOINT, BUCKET)).isEmpty();
+  }
 }
