@@ -63,11 +63,14 @@ final class FreshAppsCommand implements Callable<Integer> {
         tasks, variant.name(), storeName);
     out.printf(
         "%-34s %9s %6s %9s %8s %5s%n", "run", "requests", "files", "req/file", "HEAD", "jobs");
+    // One bucket, as a user's jobs write tables of one warehouse: a verdict is per bucket.
+    String bucket = store.newBucket("fresh");
+    int run = 0;
     for (boolean checked : List.of(false, true)) {
       long total = 0;
       long files = 0;
       for (int job = 1; job <= jobs; job++) {
-        String bucket = store.newBucket("fresh");
+        String prefix = "out-" + (++run) + "/";
         Map<String, String> settings = new LinkedHashMap<>();
         for (Map.Entry<String, String> setting : store.configure(new Configuration(false))) {
           settings.put("spark.hadoop." + setting.getKey(), setting.getValue());
@@ -78,11 +81,11 @@ final class FreshAppsCommand implements Callable<Integer> {
         settings.put("spark.hadoop." + StoreTrust.CHECK, Boolean.toString(checked));
         settings.put("spark.hadoop." + StoreTrust.CACHE_DIR, verdicts.toString());
         Traffic before = store.meter().read();
-        runApplication("s3a://" + bucket + "/out/", settings);
+        runApplication("s3a://" + bucket + "/" + prefix, settings);
         Traffic traffic = store.meter().read().minus(before);
         int written =
             new dev.writeonce.teststore.BucketView(store, bucket)
-                .keys("out/").stream().filter(k -> k.endsWith(".parquet")).toList().size();
+                .keys(prefix).stream().filter(k -> k.endsWith(".parquet")).toList().size();
         total += traffic.totalRequests();
         files += written;
         out.printf(
