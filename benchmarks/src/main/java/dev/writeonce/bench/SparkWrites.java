@@ -172,10 +172,20 @@ final class SparkWrites implements AutoCloseable {
 
   private final TestStore store;
   private final SparkSession spark;
+  private final PrintWriter out;
 
-  private SparkWrites(TestStore store, SparkSession spark) {
+  private SparkWrites(TestStore store, SparkSession spark, PrintWriter out) {
     this.store = store;
     this.spark = spark;
+    this.out = out;
+    TimedCommitProtocol.meter(
+        () -> {
+          try {
+            return store.meter().read();
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        });
   }
 
   /** Starts a local MinIO and Spark in local mode with two cores. */
@@ -216,7 +226,42 @@ final class SparkWrites implements AutoCloseable {
     store
         .emptyObjectSettings()
         .forEach((key, value) -> builder.config("spark.hadoop." + key, value));
-    return new SparkWrites(store, builder.getOrCreate());
+    return new SparkWrites(store, builder.getOrCreate(), out);
+  }
+
+  /**
+   * One line per shim job commit: its time, the shim's calls by kind with the time their caller
+   * spent in them (barrier waits included), the barrier waits alone, and the store's requests.
+   */
+  private void printProfile(int files, TimedCommitProtocol.JobCommitProfile profile) {
+    Map<String, Long> shim = profile.shim();
+    StringBuilder line = new StringBuilder();
+    line.append(
+        String.format("shim job commit profile, %,d files: %.2f s;", files, profile.nanos() / 1e9));
+    for (String kind : List.of("read", "status", "rename", "create", "delete", "mkdirs", "await")) {
+      line.append(
+          String.format(
+              " %s %d calls %d ms;",
+              kind,
+              shim.getOrDefault(kind + "_calls", 0L),
+              shim.getOrDefault(kind + "_millis", 0L)));
+    }
+    line.append(
+        String.format(
+            " barrier waits %d ms (%d);", shim.get("barrier_wait_millis"), shim.get("barriers")));
+    line.append(" requests:");
+    profile
+        .traffic()
+        .requests()
+        .forEach(
+            (api, count) -> {
+              if (count > 0) {
+                line.append(" ").append(api).append(" ").append(count);
+              }
+            });
+    out.println(line);
+    out.println("  shim statistics of the job commit: " + shim);
+    out.flush();
   }
 
   SparkSession spark() {
@@ -251,6 +296,8 @@ final class SparkWrites implements AutoCloseable {
         bytes += view.size(key);
       }
     }
+    int written = files;
+    TimedCommitProtocol.lastProfile().ifPresent(profile -> printProfile(written, profile));
     return new WriteCost(variant, files, bytes, traffic, jobNanos, timings);
   }
 

@@ -1,5 +1,7 @@
 package dev.writeonce.bench;
 
+import dev.writeonce.shim.RenameShimFileSystem;
+import dev.writeonce.teststore.Traffic;
 import java.io.Serializable;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.hadoop.fs.FileSystem;
@@ -40,9 +42,29 @@ public class TimedCommitProtocol extends FileCommitProtocol implements Serializa
     }
   }
 
+  /**
+   * The store's counts and the rename shim's statistics (calls and their time by kind, barrier
+   * waits) across the last job commit, where the output is written through the shim.
+   */
+  record JobCommitProfile(Traffic traffic, java.util.Map<String, Long> shim, long nanos) {}
+
+  private static volatile java.util.function.Supplier<Traffic> meter;
+  private static volatile JobCommitProfile lastProfile;
+
+  /** Reads the store's counts around each job commit from now on. */
+  static void meter(java.util.function.Supplier<Traffic> reader) {
+    meter = reader;
+  }
+
+  /** The profile of the last job commit through the shim, if any since {@link #time}. */
+  static java.util.Optional<JobCommitProfile> lastProfile() {
+    return java.util.Optional.ofNullable(lastProfile);
+  }
+
   /** Sets the protocol the next writes use and clears the totals. */
   static void time(String protocolClass) {
     timedClass = protocolClass;
+    lastProfile = null;
     TASK_COMMIT_NANOS.reset();
     JOB_COMMIT_NANOS.reset();
   }
@@ -53,8 +75,10 @@ public class TimedCommitProtocol extends FileCommitProtocol implements Serializa
   }
 
   private final FileCommitProtocol timed;
+  private final String outputPath;
 
   public TimedCommitProtocol(String jobId, String path, boolean dynamicPartitionOverwrite) {
+    outputPath = path;
     if (timedClass == null) {
       throw new IllegalStateException("TimedCommitProtocol.time(...) names no protocol to time");
     }
@@ -68,11 +92,32 @@ public class TimedCommitProtocol extends FileCommitProtocol implements Serializa
 
   @Override
   public void commitJob(JobContext job, Seq<TaskCommitMessage> messages) {
+    RenameShimFileSystem shim = shimOf(job);
+    java.util.function.Supplier<Traffic> reader = meter;
+    Traffic before = shim == null || reader == null ? null : reader.get();
+    java.util.Map<String, Long> shimBefore = shim == null ? null : shim.shimStatistics().asMap();
     long start = System.nanoTime();
     try {
       timed.commitJob(job, messages);
     } finally {
-      JOB_COMMIT_NANOS.add(System.nanoTime() - start);
+      long nanos = System.nanoTime() - start;
+      JOB_COMMIT_NANOS.add(nanos);
+      if (before != null) {
+        java.util.Map<String, Long> delta = new java.util.LinkedHashMap<>();
+        shim.shimStatistics()
+            .asMap()
+            .forEach((key, value) -> delta.put(key, value - shimBefore.getOrDefault(key, 0L)));
+        lastProfile = new JobCommitProfile(reader.get().minus(before), delta, nanos);
+      }
+    }
+  }
+
+  private RenameShimFileSystem shimOf(JobContext job) {
+    try {
+      FileSystem fs = new Path(outputPath).getFileSystem(job.getConfiguration());
+      return fs instanceof RenameShimFileSystem shim ? shim : null;
+    } catch (java.io.IOException e) {
+      return null;
     }
   }
 

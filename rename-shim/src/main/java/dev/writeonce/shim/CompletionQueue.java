@@ -472,14 +472,19 @@ final class CompletionQueue {
     if (!waiting.isEmpty()) {
       counters.barriers.incrementAndGet();
     }
-    for (Queued queued : waiting) {
-      try {
-        queued.future().get();
-      } catch (InterruptedException e) {
-        throw interrupted(batch, e);
-      } catch (ExecutionException e) {
-        // recorded by the completion itself
+    long started = System.nanoTime();
+    try {
+      for (Queued queued : waiting) {
+        try {
+          queued.future().get();
+        } catch (InterruptedException e) {
+          throw interrupted(batch, e);
+        } catch (ExecutionException e) {
+          // recorded by the completion itself
+        }
       }
+    } finally {
+      counters.barrierWaitNanos.addAndGet(System.nanoTime() - started);
     }
     synchronized (batch) {
       batch.running.removeAll(new HashSet<>(waiting)); // a list of 10,000 is searched once

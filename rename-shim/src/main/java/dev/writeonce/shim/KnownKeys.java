@@ -53,6 +53,8 @@ import java.util.function.LongSupplier;
  */
 final class KnownKeys {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(KnownKeys.class);
+
   /** Listed children and facts kept at most. */
   static final int MAX_ENTRIES = 200_000;
 
@@ -549,6 +551,7 @@ final class KnownKeys {
     }
     long now = window.now();
     if (window.expired(ticket.sentNanos, now)) {
+      warnListingTooSlow(fresh.keySet(), now - ticket.sentNanos);
       return false;
     }
     List<String> dropped = new ArrayList<>();
@@ -582,6 +585,30 @@ final class KnownKeys {
     }
     bound(now);
     return !fresh.isEmpty();
+  }
+
+  private boolean warnedListingTooSlow;
+
+  /**
+   * Says once per cache that a listing took longer than the window and answers nothing: every check
+   * it would have answered goes to the store, which at 10,000 files multiplies a job commit's
+   * requests and time (docs/benchmarks/shim-job-commit.md).
+   */
+  private void warnListingTooSlow(java.util.Set<String> directories, long tookNanos) {
+    if (warnedListingTooSlow || directories.isEmpty()) {
+      return;
+    }
+    warnedListingTooSlow = true;
+    long tookMillis = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(tookNanos);
+    LOG.warn(
+        "A listing of {} took {} ms, longer than the rename shim's listing window of {} ms: it"
+            + " answers nothing, and the existence checks and listings it would have answered go"
+            + " to the store one by one. Set {} to at least {} ms for jobs of this size.",
+        directories.stream().sorted().findFirst().orElse(""),
+        tookMillis,
+        window.millis(),
+        ShimConfig.LISTING_WINDOW,
+        Math.max(2 * tookMillis, window.millis() + 1));
   }
 
   // ---- bounds -------------------------------------------------------------------------------

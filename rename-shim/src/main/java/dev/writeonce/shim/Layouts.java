@@ -167,6 +167,19 @@ final class Layouts {
         output.isEmpty() ? (below.isEmpty() ? "" : below.substring(1)) : output + below);
   }
 
+  /**
+   * Where FileOutputCommitter v1's job commit merges the committed task whose directory holds a
+   * key: the committer's output directory ({@code out/_temporary/<n>/task_x/p=1} is merged into
+   * {@code out}); empty outside a committed task, or where the output is the bucket's root.
+   */
+  static Optional<String> mergeRootOf(String key) {
+    Matcher matcher = IN_COMMITTED_TASK.matcher(key);
+    if (!matcher.matches() || matcher.group(1).isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(matcher.group(1).substring(0, matcher.group(1).length() - 1));
+  }
+
   /** FileOutputCommitter's temporary root of a key in its layout: {@code out/_temporary}. */
   static Optional<String> temporaryRootOf(String key) {
     Matcher matcher = IN_JOB_ATTEMPT_OR_BELOW.matcher(key);

@@ -67,7 +67,10 @@ final class Listings {
   }
 
   private final Window window;
-  private final Map<String, Listing> listings = new HashMap<>();
+
+  /** Sorted, so that the listings at or under a key are one range, not a scan of all. */
+  private final TreeMap<String, Listing> listings = new TreeMap<>();
+
   private final Map<String, Long> tooLarge = new HashMap<>();
   private int listedChildren;
 
@@ -233,13 +236,7 @@ final class Listings {
       }
     }
     if (change instanceof Change.Removed || change instanceof Change.Unsure) {
-      List<String> below = new ArrayList<>();
-      for (String directory : listings.keySet()) {
-        if (isAtOrUnder(directory, key)) {
-          below.add(directory);
-        }
-      }
-      below.forEach(this::forget);
+      atOrUnder(key).forEach(this::forget);
     }
   }
 
@@ -362,6 +359,22 @@ final class Listings {
   }
 
   // ---- bounds -----------------------------------------------------------------------------------
+
+  /**
+   * The directories with a listing at or under a key: the key itself and the range of keys that
+   * start with it and a slash ('0' is the character after '/').
+   */
+  private List<String> atOrUnder(String key) {
+    if (key.isEmpty()) {
+      return new ArrayList<>(listings.keySet());
+    }
+    List<String> found = new ArrayList<>();
+    if (listings.containsKey(key)) {
+      found.add(key);
+    }
+    found.addAll(listings.subMap(key + "/", true, key + "0", false).keySet());
+    return found;
+  }
 
   /** Listed children kept now. */
   int children() {

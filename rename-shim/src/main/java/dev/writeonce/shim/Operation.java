@@ -42,6 +42,8 @@ final class Operation implements AutoCloseable {
   private final List<Boolean> temporary;
   private final KnownKeys.Report report = new KnownKeys.Report();
   private boolean closed;
+  private ShimStatistics timedInto;
+  private long startedNanos;
 
   Operation(BucketState state, Kind kind, List<String> keys, List<Boolean> temporary) {
     this.state = state;
@@ -78,11 +80,23 @@ final class Operation implements AutoCloseable {
     return report;
   }
 
+  /** Adds this call's time, from when it was entered (its barrier waits included), on close. */
+  void timeInto(ShimStatistics counters, long startedNanos) {
+    this.timedInto = counters;
+    this.startedNanos = startedNanos;
+  }
+
   @Override
   public void close() throws IOException {
     if (!closed) {
       closed = true;
-      state.leave(this);
+      try {
+        state.leave(this);
+      } finally {
+        if (timedInto != null) {
+          timedInto.called(kind, System.nanoTime() - startedNanos);
+        }
+      }
     }
   }
 }

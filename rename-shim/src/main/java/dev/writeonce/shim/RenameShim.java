@@ -144,9 +144,12 @@ final class RenameShim {
   }
 
   private Operation enter(Operation.Kind kind, String... keys) throws IOException {
+    long started = System.nanoTime();
     List<String> all = List.of(keys);
     env.entered(kind, all);
-    return state.enter(kind, all, this::temporary, counters);
+    Operation operation = state.enter(kind, all, this::temporary, counters);
+    operation.timeInto(counters, started);
+    return operation;
   }
 
   // ---- writing ------------------------------------------------------------------------------
@@ -487,6 +490,25 @@ final class RenameShim {
     if (known.listedWithin(destination.get(), halfWindow)
         && mergeInto.stream().allMatch(directory -> answersInside(directory, halfWindow))) {
       return;
+    }
+    // A directory deep in a committed task (a partition) renews the listing of the whole output,
+    // as its task's directory did, rather than its own destination alone: the merge of the next
+    // partitions is then answered from one listing, not one LIST each.
+    Optional<String> root = Layouts.mergeRootOf(temporaryKey);
+    if (subdirectories.isEmpty()
+        && root.isPresent()
+        && !root.get().equals(destination.get())
+        && !known.foundTooLarge(root.get(), TOO_LARGE_WINDOWS * windowNanos)) {
+      if (known.listTree(
+          gateway,
+          root.get(),
+          MERGE_TREE_KEYS,
+          temporaryNameUnder(root.get(), temporaryKey),
+          List.of(destination.get()),
+          counters)) {
+        return;
+      }
+      known.foundTooLarge(root.get());
     }
     if (!subdirectories.isEmpty()
         && !known.foundTooLarge(destination.get(), TOO_LARGE_WINDOWS * windowNanos)) {

@@ -363,9 +363,31 @@ public class RenameShimFileSystem extends S3AFileSystem {
   @Override
   public boolean rename(Path src, Path dst) throws IOException {
     if (shims(src)) {
-      requireTrustedStore(dst, "rename of " + src);
+      requireTrustedStoreForRename(src, dst);
     }
     return shim.rename(src, dst);
+  }
+
+  /** The store verdicts' generation when this instance last took one for a rename. */
+  private volatile long renamesTrustedGeneration = -1;
+
+  private volatile long renamesTrustedAtNanos;
+
+  /**
+   * A job commit renames every file: the verdict taken for the first stands for the next while no
+   * verdict of the process changed and for at most a minute, so that the merge does not take it
+   * again per file.
+   */
+  private void requireTrustedStoreForRename(Path src, Path dst) throws IOException {
+    long generation = StoreTrust.generation();
+    long now = System.nanoTime();
+    if (generation == renamesTrustedGeneration
+        && now - renamesTrustedAtNanos < java.util.concurrent.TimeUnit.MINUTES.toNanos(1)) {
+      return;
+    }
+    requireTrustedStore(dst, "rename of " + src);
+    renamesTrustedAtNanos = now;
+    renamesTrustedGeneration = generation;
   }
 
   /**

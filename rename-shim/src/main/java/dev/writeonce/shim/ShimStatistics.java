@@ -24,6 +24,26 @@ public final class ShimStatistics {
   final AtomicLong completionsQueued = new AtomicLong();
   final AtomicLong barriers = new AtomicLong();
   final AtomicLong directoriesOfQueued = new AtomicLong();
+  final AtomicLong barrierWaitNanos = new AtomicLong();
+
+  /** Calls of each kind, and the time spent in them by their callers. */
+  private final Map<Operation.Kind, AtomicLong> calls =
+      new java.util.EnumMap<>(Operation.Kind.class);
+
+  private final Map<Operation.Kind, AtomicLong> callNanos =
+      new java.util.EnumMap<>(Operation.Kind.class);
+
+  public ShimStatistics() {
+    for (Operation.Kind kind : Operation.Kind.values()) {
+      calls.put(kind, new AtomicLong());
+      callNanos.put(kind, new AtomicLong());
+    }
+  }
+
+  void called(Operation.Kind kind, long nanos) {
+    calls.get(kind).incrementAndGet();
+    callNanos.get(kind).addAndGet(nanos);
+  }
 
   /** Files written as pending uploads. */
   public long filesWritten() {
@@ -135,6 +155,12 @@ public final class ShimStatistics {
     map.put("completions_queued", completionsQueued());
     map.put("barriers", barriers());
     map.put("directories_of_queued", directoriesOfQueued());
+    map.put("barrier_wait_millis", barrierWaitNanos.get() / 1_000_000);
+    for (Operation.Kind kind : Operation.Kind.values()) {
+      String name = kind.name().toLowerCase(java.util.Locale.ROOT);
+      map.put(name + "_calls", calls.get(kind).get());
+      map.put(name + "_millis", callNanos.get(kind).get() / 1_000_000);
+    }
     return map;
   }
 

@@ -27,6 +27,10 @@ final class Window {
     return nanoClock.getAsLong();
   }
 
+  long millis() {
+    return TimeUnit.NANOSECONDS.toMillis(ttlNanos);
+  }
+
   /** Whether listings and absences are kept at all. */
   boolean caching() {
     return ttlNanos > 0;

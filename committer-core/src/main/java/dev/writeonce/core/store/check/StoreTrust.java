@@ -82,6 +82,14 @@ public final class StoreTrust {
     return verdict.report();
   }
 
+  /**
+   * A number that changes whenever a verdict of this process is taken afresh, discarded or
+   * forgotten: a caller that took a verdict may stand on it while the number stays the same.
+   */
+  public static long generation() {
+    return StoreVerdicts.PROCESS.generation();
+  }
+
   /** Remembers a report for its endpoint, as a check run by hand or at a store's start. */
   public static void remember(StoreReport report) {
     remember(report.endpoint(), report);

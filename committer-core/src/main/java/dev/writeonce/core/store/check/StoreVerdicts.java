@@ -72,6 +72,14 @@ public final class StoreVerdicts {
    */
   private final Set<String> discardsSeen = ConcurrentHashMap.newKeySet();
 
+  /** Changed by every verdict taken from outside memory, discarded or forgotten. */
+  private final java.util.concurrent.atomic.AtomicLong generation =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  long generation() {
+    return generation.get();
+  }
+
   StoreVerdicts(LongSupplier localClock) {
     this.localClock = localClock;
   }
@@ -116,6 +124,7 @@ public final class StoreVerdicts {
             return current;
           }
           Taken fresh = takeOutsideMemory(client, bucket, normalized, under, conf, host);
+          generation.incrementAndGet();
           taken[0] = fresh;
           logOnce(k, fresh);
           return fresh;
@@ -211,6 +220,7 @@ public final class StoreVerdicts {
     String key = keyOf(endpoint, ANY_BUCKET);
     Taken taken = new Taken(report, localClock.getAsLong(), Source.CHECK);
     known.put(key, taken);
+    generation.incrementAndGet();
     logOnce(key, taken);
   }
 
@@ -219,6 +229,7 @@ public final class StoreVerdicts {
     long now = localClock.getAsLong();
     String key = keyOf(report.endpoint(), report.bucket());
     known.put(key, new Taken(report, now, Source.CHECK));
+    generation.incrementAndGet();
     discarded.remove(key);
     HostVerdicts host = host(conf);
     HostVerdicts.discard(host.directory(), report.endpoint(), report.bucket());
@@ -257,6 +268,7 @@ public final class StoreVerdicts {
 
   /** Drops one verdict here and on the hosts this process used, and takes no carried copy. */
   private void discard(String key) {
+    generation.incrementAndGet();
     Taken dropped = known.remove(key);
     logged.remove(key);
     discarded.add(key);

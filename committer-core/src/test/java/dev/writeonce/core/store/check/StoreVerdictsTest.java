@@ -571,4 +571,19 @@ class StoreVerdictsTest {
     assertThat(JobVerdicts.carried(job, ENDPOINT, "b2")).isPresent();
     assertThat(JobVerdicts.carried(job, ENDPOINT, BUCKET)).isEmpty();
   }
+
+  @Test
+  void theGenerationChangesWithEveryVerdictTakenOrDiscardedAndNotWithOneFromMemory() {
+    StoreVerdicts process = newProcess();
+    long start = process.generation();
+    take(process);
+    long taken = process.generation();
+    take(process);
+    assertThat(process.generation()).as("from memory").isEqualTo(taken);
+
+    process.observedServer(ENDPOINT, "Ceph Object Gateway (squid)");
+
+    assertThat(taken).isGreaterThan(start);
+    assertThat(process.generation()).isGreaterThan(taken);
+  }
 }
