@@ -535,8 +535,24 @@ final class KnownKeys {
       Map<String, Listings.Listing> tree =
           Listings.ofTree(directoryKey, objects.get(), skipped, alsoEmpty, ticket.sentNanos);
       counters.destinationListings.incrementAndGet();
+      noteTreeSize(directoryKey, objects.get().size());
       return keep(ticket, tree);
     }
+  }
+
+  /** How many objects the last flat listing of a directory found, for the cost of the next. */
+  private final Map<String, Integer> treeSizes = new java.util.HashMap<>();
+
+  private synchronized void noteTreeSize(String directoryKey, int objects) {
+    if (treeSizes.size() >= Listings.MAX_TOO_LARGE && !treeSizes.containsKey(directoryKey)) {
+      treeSizes.clear();
+    }
+    treeSizes.put(directoryKey, objects);
+  }
+
+  /** The objects the last flat listing of a directory found; -1 when it was never listed so. */
+  synchronized int lastTreeSize(String directoryKey) {
+    return treeSizes.getOrDefault(directoryKey, -1);
   }
 
   /**

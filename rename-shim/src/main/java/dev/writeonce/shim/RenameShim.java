@@ -52,6 +52,12 @@ final class RenameShim {
    */
   static final int MERGE_TREE_KEYS = 5_000;
 
+  /**
+   * The largest output a partition's merge renews whole (one page of a listing); a larger one has
+   * each partition's own listing renewed.
+   */
+  static final int WHOLE_OUTPUT_RENEWAL_KEYS = 1_000;
+
   /** Objects under a job attempt's directory listed at most; a larger one is not kept. */
   static final int JOB_ATTEMPT_KEYS = 100_000;
 
@@ -492,12 +498,15 @@ final class RenameShim {
       return;
     }
     // A directory deep in a committed task (a partition) renews the listing of the whole output,
-    // as its task's directory did, rather than its own destination alone: the merge of the next
-    // partitions is then answered from one listing, not one LIST each.
+    // as its task's directory did, rather than its own destination alone, while the output fits
+    // in one page: the merge of the next partitions is then answered from it, not one LIST each.
+    // A larger output would cost more pages at each renewal than the partitions' own listings.
     Optional<String> root = Layouts.mergeRootOf(temporaryKey);
     if (subdirectories.isEmpty()
         && root.isPresent()
         && !root.get().equals(destination.get())
+        && known.lastTreeSize(root.get()) >= 0
+        && known.lastTreeSize(root.get()) <= WHOLE_OUTPUT_RENEWAL_KEYS
         && !known.foundTooLarge(root.get(), TOO_LARGE_WINDOWS * windowNanos)) {
       if (known.listTree(
           gateway,

@@ -371,22 +371,25 @@ public class RenameShimFileSystem extends S3AFileSystem {
   /** The store verdicts' generation when this instance last took one for a rename. */
   private volatile long renamesTrustedGeneration = -1;
 
-  private volatile long renamesTrustedAtNanos;
+  /** Until when (System.nanoTime) renames stand on that verdict without taking it again. */
+  private volatile long renamesTrustedUntilNanos;
 
   /**
    * A job commit renames every file: the verdict taken for the first stands for the next while no
-   * verdict of the process changed and for at most a minute, so that the merge does not take it
-   * again per file.
+   * verdict of the process changed, for at most a minute and never past the verdict's own age, so
+   * that the merge does not take it again per file.
    */
   private void requireTrustedStoreForRename(Path src, Path dst) throws IOException {
     long generation = StoreTrust.generation();
     long now = System.nanoTime();
-    if (generation == renamesTrustedGeneration
-        && now - renamesTrustedAtNanos < java.util.concurrent.TimeUnit.MINUTES.toNanos(1)) {
+    if (generation == renamesTrustedGeneration && now - renamesTrustedUntilNanos < 0) {
       return;
     }
-    requireTrustedStore(dst, "rename of " + src);
-    renamesTrustedAtNanos = now;
+    long leftMillis = requireTrustedStore(dst, "rename of " + src);
+    renamesTrustedUntilNanos =
+        now
+            + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+                Math.min(leftMillis, java.util.concurrent.TimeUnit.MINUTES.toMillis(1)));
     renamesTrustedGeneration = generation;
   }
 
@@ -395,11 +398,11 @@ public class RenameShimFileSystem extends S3AFileSystem {
    * and locks rest on; the check runs once per store per process, its probes under the directory
    * the caller writes to.
    */
-  private void requireTrustedStore(Path target, String what) throws IOException {
+  private long requireTrustedStore(Path target, String what) throws IOException {
     Path qualified = makeQualified(target);
     Path parent = qualified.getParent() == null ? qualified : qualified.getParent();
     String key = pathToKey(parent);
-    StoreTrust.require(
+    return StoreTrust.requireForMillis(
         this,
         key.isEmpty() || key.endsWith("/") ? key : key + "/",
         getConf(),

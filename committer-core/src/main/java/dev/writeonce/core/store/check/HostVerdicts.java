@@ -87,12 +87,17 @@ final class HostVerdicts {
     return ttlMillis > 0;
   }
 
+  /** How long after its check a verdict is taken, wherever it travelled. */
+  long maxAgeMillis() {
+    return enabled() ? ttlMillis : TTL_DEFAULT_MILLIS;
+  }
+
   /**
    * Whether a verdict recorded then is still taken now: younger than the TTL, or than its default
    * where none is kept on the host (a job's own verdict is taken all the same).
    */
   boolean fresh(long recordedAtMillis, long nowMillis) {
-    long maxAge = enabled() ? ttlMillis : TTL_DEFAULT_MILLIS;
+    long maxAge = maxAgeMillis();
     return recordedAtMillis <= nowMillis + CLOCK_SLACK_MILLIS
         && nowMillis - recordedAtMillis <= maxAge;
   }

@@ -60,6 +60,30 @@ public final class StoreTrust {
   public static StoreReport require(
       FileSystem fs, String under, Configuration conf, String who, Configuration jobConf)
       throws java.io.IOException {
+    StoreVerdicts.Taken verdict = take(fs, under, conf, who, jobConf);
+    return verdict == null ? null : verdict.report();
+  }
+
+  /**
+   * As {@link #require(FileSystem, String, Configuration, String)}, for a caller that writes again
+   * and again: how many more milliseconds the verdict it stood on is taken for. While that time
+   * lasts and {@link #generation()} stays the same, the caller may write without asking again.
+   *
+   * @return the milliseconds left; {@link Long#MAX_VALUE} when the check is switched off
+   */
+  public static long requireForMillis(FileSystem fs, String under, Configuration conf, String who)
+      throws java.io.IOException {
+    StoreVerdicts.Taken verdict = take(fs, under, conf, who, null);
+    if (verdict == null) {
+      return Long.MAX_VALUE;
+    }
+    long age = System.currentTimeMillis() - verdict.recordedAtMillis();
+    return Math.max(0, HostVerdicts.of(conf).maxAgeMillis() - age);
+  }
+
+  private static StoreVerdicts.Taken take(
+      FileSystem fs, String under, Configuration conf, String who, Configuration jobConf)
+      throws java.io.IOException {
     if (!conf.getBoolean(CHECK, true) || !(fs instanceof S3AFileSystem s3a)) {
       return null;
     }
@@ -73,13 +97,22 @@ public final class StoreTrust {
     } catch (java.io.UncheckedIOException e) {
       throw new java.io.IOException(
           who + ": the job wrote nothing. " + e.getCause().getMessage(), e);
+    } catch (RuntimeException e) {
+      // A probe the store failed (a 5xx past the retries): no verdict, nothing remembered.
+      throw new java.io.IOException(
+          who
+              + ": the job wrote nothing. The store check of "
+              + endpoint
+              + " failed: "
+              + e.getMessage(),
+          e);
     }
     JobVerdicts.publish(verdict);
     if (jobConf != null) {
       JobVerdicts.carry(jobConf, verdict);
     }
     refuseBroken(verdict.report(), trusted(conf), who);
-    return verdict.report();
+    return verdict;
   }
 
   /**

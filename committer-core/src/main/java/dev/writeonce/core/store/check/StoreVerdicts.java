@@ -268,10 +268,11 @@ public final class StoreVerdicts {
 
   /** Drops one verdict here and on the hosts this process used, and takes no carried copy. */
   private void discard(String key) {
-    generation.incrementAndGet();
     Taken dropped = known.remove(key);
     logged.remove(key);
     discarded.add(key);
+    // After the removal: a caller that reads the new generation finds the verdict gone.
+    generation.incrementAndGet();
     if (dropped != null) {
       for (Path directory : hostDirectories) {
         HostVerdicts.discard(directory, dropped.report().endpoint(), dropped.report().bucket());
