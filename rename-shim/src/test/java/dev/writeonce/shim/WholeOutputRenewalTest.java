@@ -265,6 +265,16 @@ class WholeOutputRenewalTest {
     return lists;
   }
 
+  @Test
+  void aMergeOfManyPartitionsRenewsASmallOutputsListingWholeNotOnePartitionAtATime()
+      throws Exception {
+    // Each directory the merge reads takes 200 ms of the window's clock: every third partition
+    // finds the listings older than half the window (1 s). The output's whole listing is renewed
+    // then (two LISTs: before and after its temporary directory): 25 LISTs, where renewing each
+    // partition's own listing sent 51.
+    assertThat(jobCommitLists(0, 200, 40, 1)).isLessThanOrEqualTo(30);
+  }
+
   // Measured on this harness before the whole output was renewed at partitions (one LIST per
   // partition): slow merge 173 LISTs, moderate 141, over the tree limit 216. Renewing a large
   // output whole at each partition sent 534 and 186: it is renewed whole only while it fits in one
