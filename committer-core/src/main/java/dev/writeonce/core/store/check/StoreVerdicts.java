@@ -245,11 +245,6 @@ public final class StoreVerdicts {
         .findFirst();
   }
 
-  /** The report this process holds for one bucket of an endpoint. */
-  Optional<Taken> known(String endpoint, String bucket) {
-    return Optional.ofNullable(known.get(keyOf(endpoint, bucket)));
-  }
-
   /**
    * Forgets an endpoint's verdicts, for every bucket, in memory and on this host (the directory the
    * configuration names and every one this process used): the next write checks again.
