@@ -42,15 +42,18 @@ final class BucketState {
      *
      * @param listingWindowMillis this instance's listing window: the state answers with the
      *     shortest window of its open instances
+     * @param recordsPerDelete records of completed files deleted in one request, as soon as that
+     *     many wait
      */
     synchronized BucketState acquire(
         Key key,
         long listingWindowMillis,
+        int recordsPerDelete,
         LongSupplier nanoClock,
         java.util.function.Supplier<WorkerPool> completionThreads) {
       BucketState state = states.get(key);
       if (state == null) {
-        state = new BucketState(key, nanoClock, completionThreads.get());
+        state = new BucketState(key, nanoClock, completionThreads.get(), recordsPerDelete);
         states.put(key, state);
       }
       state.windows.add(listingWindowMillis);
@@ -94,7 +97,8 @@ final class BucketState {
   final KnownKeys known;
   final CompletionQueue queue;
 
-  private BucketState(Key key, LongSupplier nanoClock, WorkerPool completionThreads) {
+  private BucketState(
+      Key key, LongSupplier nanoClock, WorkerPool completionThreads, int recordsPerDelete) {
     this.key = key;
     this.completionThreads = completionThreads;
     this.known = new KnownKeys(0, nanoClock);
@@ -112,7 +116,8 @@ final class BucketState {
                 known.promiseEnded(destinationKey, landed);
               }
             },
-            key.bucket());
+            key.bucket(),
+            recordsPerDelete);
   }
 
   /**

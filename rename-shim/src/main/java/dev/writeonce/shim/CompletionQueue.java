@@ -38,9 +38,9 @@ import java.util.concurrent.Future;
  * destination, under one, or on a directory above one (a status of such a directory does not wait:
  * it is a directory either way); a call on a queued file's temporary path or a directory above it;
  * a create under the root outside temporary directories ({@code _SUCCESS}); {@code close}. Records
- * of completed files are deleted by the barrier, in bulk, and no barrier returns while such a
- * delete is under way: until it is done, a delete of the temporary tree would take a moved file's
- * old record for a pending file.
+ * of completed files are deleted in bulk, in the background as soon as they fill a request and by
+ * the barrier for the rest, and no barrier returns while such a delete is under way: until it is
+ * done, a delete of the temporary tree would take a moved file's old record for a pending file.
  *
  * <p><b>A failed completion belongs to the job commit that queued it.</b> The round's last rename
  * reports it, and the batch stays failed until that job is aborted: every create under the root
@@ -106,6 +106,9 @@ final class CompletionQueue {
 
     final List<Queued> completed = new ArrayList<>();
 
+    /** The record keys of the completed entries, deleted in the background once they fill one. */
+    int completedRecordKeys;
+
     /** Deletes of completed entries' records under way; each caller waits for all of them. */
     final List<Future<?>> deletingRecords = new ArrayList<>();
 
@@ -153,11 +156,18 @@ final class CompletionQueue {
   private final String bucket;
   private final Map<String, Batch> batches = new LinkedHashMap<>();
   private final Map<String, MergeRound> rounds = new HashMap<>();
+  private final int recordsPerDelete;
 
-  CompletionQueue(WorkerPool pool, Landing landing, String bucket) {
+  /**
+   * @param recordsPerDelete records of completed files deleted in one request as soon as that many
+   *     wait, so that the deletes run beside the merge rather than all at its barrier (S3's
+   *     DeleteObjects takes 1,000 keys)
+   */
+  CompletionQueue(WorkerPool pool, Landing landing, String bucket, int recordsPerDelete) {
     this.pool = pool;
     this.landing = landing;
     this.bucket = bucket;
+    this.recordsPerDelete = recordsPerDelete;
   }
 
   // ---- rounds -------------------------------------------------------------------------------
@@ -287,6 +297,10 @@ final class CompletionQueue {
       landing.ended(entry.destination(), true);
       synchronized (batch) {
         batch.completed.add(entry);
+        batch.completedRecordKeys += entry.recordKeys().size();
+        if (batch.completedRecordKeys >= recordsPerDelete) {
+          startDeletingCompletedRecords(batch);
+        }
       }
       return null;
     } catch (IOException | RuntimeException e) {
@@ -527,22 +541,7 @@ final class CompletionQueue {
       List<Future<?>> all;
       synchronized (batch) {
         if (!batch.completed.isEmpty()) {
-          List<Queued> completed = new ArrayList<>(batch.completed);
-          batch.completed.clear();
-          // Handed to the pool, whose futures every waiter can wait for; registered before the
-          // monitor is left, so that no caller finds the entries neither completed nor having their
-          // records deleted.
-          own =
-              pool.pool()
-                  .submit(
-                      () -> {
-                        deleteRecords(batch, completed);
-                        synchronized (batch) {
-                          completed.forEach(q -> batch.sources.remove(q.source()));
-                        }
-                        return null;
-                      });
-          batch.deletingRecords.add(own);
+          own = startDeletingCompletedRecords(batch);
         }
         all = new ArrayList<>(batch.deletingRecords);
       }
@@ -570,6 +569,29 @@ final class CompletionQueue {
       }
       // another caller's delete failed and left its entries, or more completed: delete them here
     }
+  }
+
+  /**
+   * Hands the deletes of the batch's completed entries' records to the pool, whose futures every
+   * waiter can wait for; registered before the caller leaves the batch's monitor, which it holds,
+   * so that no caller finds the entries neither completed nor having their records deleted.
+   */
+  private Future<?> startDeletingCompletedRecords(Batch batch) {
+    List<Queued> completed = new ArrayList<>(batch.completed);
+    batch.completed.clear();
+    batch.completedRecordKeys = 0;
+    Future<?> deleting =
+        pool.pool()
+            .submit(
+                () -> {
+                  deleteRecords(batch, completed);
+                  synchronized (batch) {
+                    completed.forEach(q -> batch.sources.remove(q.source()));
+                  }
+                  return null;
+                });
+    batch.deletingRecords.add(deleting);
+    return deleting;
   }
 
   private InterruptedIOException interrupted(Batch batch, InterruptedException e) {
@@ -602,6 +624,7 @@ final class CompletionQueue {
     } catch (IOException e) {
       synchronized (batch) {
         batch.completed.addAll(completed); // the next barrier tries again
+        completed.forEach(q -> batch.completedRecordKeys += q.recordKeys().size());
       }
       throw e;
     }

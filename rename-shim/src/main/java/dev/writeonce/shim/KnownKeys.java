@@ -530,6 +530,7 @@ final class KnownKeys {
               ? gateway.listObjectsUpTo(prefix, maxKeys)
               : gateway.listObjectsUpTo(prefix, maxKeys, prefix + skipped + "/");
       if (objects.isEmpty()) {
+        noteTreeSize(directoryKey, maxKeys == Integer.MAX_VALUE ? maxKeys : maxKeys + 1);
         return false;
       }
       Map<String, Listings.Listing> tree =
@@ -550,7 +551,10 @@ final class KnownKeys {
     treeSizes.put(directoryKey, objects);
   }
 
-  /** The objects the last flat listing of a directory found; -1 when it was never listed so. */
+  /**
+   * The objects the last flat listing of a directory found (one more than it was allowed when it
+   * found too many); -1 when it was never listed so.
+   */
   synchronized int lastTreeSize(String directoryKey) {
     return treeSizes.getOrDefault(directoryKey, -1);
   }

@@ -104,6 +104,21 @@ final class Layouts {
     return matcher.matches() ? Optional.of(matcher.group(1)) : Optional.empty();
   }
 
+  /** A committed task's directory, or a key in it; group 1 the directory's key. */
+  private static final Pattern IN_COMMITTED_TASK_DIRECTORY =
+      Pattern.compile("^((?:.*/)?" + JOB_ATTEMPT + "/" + COMMITTED_TASK + ")(?:/.*)?$");
+
+  /** The committed task directory a key lies in, or is. */
+  static Optional<String> committedTaskOf(String key) {
+    Matcher matcher = IN_COMMITTED_TASK_DIRECTORY.matcher(key);
+    return matcher.matches() ? Optional.of(matcher.group(1)) : Optional.empty();
+  }
+
+  /** Whether the key is a committed task's directory itself. */
+  static boolean isCommittedTaskDirectory(String key) {
+    return committedTaskOf(key).map(key::equals).orElse(false);
+  }
+
   /** Whether the key is a job attempt directory, which FileOutputCommitter's job commit lists. */
   static boolean isJobAttemptDirectory(String key) {
     return JOB_ATTEMPT_DIRECTORY.matcher(key).matches();

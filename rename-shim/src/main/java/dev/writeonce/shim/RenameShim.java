@@ -58,8 +58,14 @@ final class RenameShim {
    */
   static final int WHOLE_OUTPUT_RENEWAL_KEYS = 1_000;
 
-  /** Objects under a job attempt's directory listed at most; a larger one is not kept. */
+  /** Objects under a committed task's directory listed at most; a larger one is not kept. */
   static final int JOB_ATTEMPT_KEYS = 100_000;
+
+  /**
+   * Objects in one page of a listing and one bulk delete: a job attempt directory holding at most
+   * this many is listed whole.
+   */
+  static final int PAGE_SIZE = 1_000;
 
   /** A directory listing holds at most this many children; a larger directory is not kept. */
   static final int MAX_CHILDREN = 1_000;
@@ -111,6 +117,7 @@ final class RenameShim {
             .acquire(
                 new BucketState.Key(bucket, endpoint),
                 shim.listingWindowMillis(),
+                env.pageSize(),
                 env.nanoClock(),
                 () ->
                     env.workers(
@@ -359,7 +366,7 @@ final class RenameShim {
       Optional<KnownKeys.Children> children = Optional.empty();
       Optional<String> jobAttempt = Layouts.jobAttemptOf(key);
       if (jobAttempt.isPresent()) {
-        listJobAttempt(jobAttempt.get(), Layouts.isJobAttemptDirectory(key));
+        listJobAttempt(jobAttempt.get(), key);
         children = known.children(key);
         if (children.isPresent() && Layouts.isJobAttemptDirectory(key)) {
           startRound(key);
@@ -446,28 +453,84 @@ final class RenameShim {
 
   /**
    * FileOutputCommitter's job commit lists its job attempt directory, then merges each committed
-   * task's tree: that listing lists the whole directory (as many LISTs as its objects fill pages)
-   * and every later listing inside it is answered from it, for the window. A listing of the job
-   * attempt directory itself is always sent: tasks committed in other processes since an earlier
-   * listing (a reader's) are visible only in the store, and a job commit that missed them would
-   * leave their files behind.
+   * task's tree, and every listing inside it is answered from what this lists, for the window. A
+   * job attempt that fits in one page is listed whole, in one LIST. A larger one is listed as its
+   * children (one delimited LIST per 1,000 tasks), then each committed task's tree, in parallel:
+   * each listing answers for the window from its own first request, so the job attempt's size never
+   * makes its listing outlast the window (a listing of 20,000 objects in 20 pages did, and then
+   * answered nothing). Once a listing has aged, a read inside a committed task renews that task's
+   * tree alone, or the whole job attempt while it fits in one page. A listing of the job attempt
+   * directory itself is always sent: tasks committed in other processes since an earlier listing (a
+   * reader's) are visible only in the store, and a job commit that missed them would leave their
+   * files behind.
    */
-  private void listJobAttempt(String jobAttemptKey, boolean fresh) throws IOException {
-    if (fresh || !known.listedWithin(jobAttemptKey, windowNanos)) {
-      known.listTree(gateway, jobAttemptKey, JOB_ATTEMPT_KEYS, null, List.of(), counters);
+  private void listJobAttempt(String jobAttemptKey, String readKey) throws IOException {
+    if (!known.caching()) {
+      return;
+    }
+    if (readKey.equals(jobAttemptKey)) {
+      if (!listWholeInOnePage(jobAttemptKey)) {
+        listTaskByTask(jobAttemptKey);
+      }
+      return;
+    }
+    if (known.listedWithin(readKey, windowNanos)) {
+      return;
+    }
+    int lastWhole = known.lastTreeSize(jobAttemptKey);
+    if (lastWhole >= 0 && lastWhole <= env.pageSize() && listWholeInOnePage(jobAttemptKey)) {
+      return;
+    }
+    Optional<String> task = Layouts.committedTaskOf(readKey);
+    if (task.isPresent()) {
+      known.listTree(gateway, task.get(), JOB_ATTEMPT_KEYS, null, List.of(), counters);
     }
   }
 
-  /** The job commit listed its job attempt directory: the round of files it will move. */
+  private boolean listWholeInOnePage(String jobAttemptKey) throws IOException {
+    return known.listTree(gateway, jobAttemptKey, env.pageSize(), null, List.of(), counters);
+  }
+
+  private void listTaskByTask(String jobAttemptKey) throws IOException {
+    if (!known.listDirectory(gateway, jobAttemptKey, JOB_ATTEMPT_KEYS, counters)) {
+      return;
+    }
+    List<String> tasks = committedTasksIn(jobAttemptKey).orElse(List.of());
+    Tasks.runAll(
+        listingThreads,
+        "listing the committed tasks of " + jobAttemptKey,
+        tasks,
+        task -> known.listTree(gateway, task, JOB_ATTEMPT_KEYS, null, List.of(), counters));
+  }
+
+  /** The committed tasks' directories a listing of the job attempt directory shows now. */
+  private Optional<List<String>> committedTasksIn(String jobAttemptKey) {
+    return known
+        .children(jobAttemptKey)
+        .map(
+            children ->
+                children.directories().stream().filter(Layouts::isCommittedTaskDirectory).toList());
+  }
+
+  /**
+   * The job commit listed its job attempt directory: the round of files it will move, every file of
+   * every committed task the listing shows; none when a task's listing is not known.
+   */
   private void startRound(String jobAttemptKey) {
-    Optional<List<ObjectInfo>> objects = known.objectsUnder(jobAttemptKey, List.of());
-    if (objects.isEmpty()) {
+    Optional<List<String>> tasks = committedTasksIn(jobAttemptKey);
+    if (tasks.isEmpty()) {
       return;
     }
     List<String> files = new ArrayList<>();
-    for (ObjectInfo object : objects.get()) {
-      if (!object.key().endsWith("/") && Layouts.isCommittedTaskFile(object.key())) {
-        files.add(object.key());
+    for (String task : tasks.get()) {
+      Optional<List<ObjectInfo>> objects = known.objectsUnder(task, List.of());
+      if (objects.isEmpty()) {
+        return;
+      }
+      for (ObjectInfo object : objects.get()) {
+        if (!object.key().endsWith("/") && Layouts.isCommittedTaskFile(object.key())) {
+          files.add(object.key());
+        }
       }
     }
     queue.startRound(jobAttemptKey, files);

@@ -24,6 +24,15 @@ interface ShimEnvironment {
   /** Bounded threads for one purpose of one file system or bucket state. */
   WorkerPool workers(String owner, int threads);
 
+  /**
+   * The objects one request takes: a page of a listing (a job attempt's directory holding more is
+   * listed task by task) and a bulk delete of records (deleted beside the merge once that many
+   * wait). S3's is 1,000; a simulation lowers it, so that its small jobs take both ways.
+   */
+  default int pageSize() {
+    return RenameShim.PAGE_SIZE;
+  }
+
   /** Told of every operation as it is entered; for the tests of the bracket. */
   default void entered(Operation.Kind kind, List<String> keys) {}
 

@@ -39,7 +39,8 @@ class CompletionQueueTest {
               }
             }
           },
-          "b");
+          "b",
+          RenameShim.PAGE_SIZE);
   private final CountDownLatch release = new CountDownLatch(1);
 
   @AfterEach
@@ -117,6 +118,45 @@ class CompletionQueueTest {
     assertThat(queue.rounds()).isZero();
     queue.moved(JOB_ATTEMPT, List.of(TASK + "b"), counters); // the ended round: nothing to report
     assertThat(queue.idle()).as("the failed batch ended with the told abort").isTrue();
+  }
+
+  /**
+   * Records of completed files are deleted beside the merge as soon as they fill one request, not
+   * all at the barrier: one delete of a full page before any barrier, the rest by the barrier.
+   */
+  @Test
+  void recordsOfCompletedFilesAreDeletedBesideTheMergeOnceTheyFillARequest() throws Exception {
+    List<List<String>> deletes = Collections.synchronizedList(new ArrayList<>());
+    CompletionQueue paged =
+        new CompletionQueue(
+            pool,
+            new CompletionQueue.Landing() {
+              @Override
+              public void promised(String destinationKey) {}
+
+              @Override
+              public void ended(String destinationKey, boolean landed) {}
+            },
+            "b",
+            2);
+    CompletionQueue.RecordDeletes records = keys -> deletes.add(List.copyOf(keys));
+    for (String name : List.of("a", "b", "c")) {
+      paged.queue(
+          TASK + name, List.of(TASK + name), "out/" + name, () -> {}, records, this, counters);
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (deletes.isEmpty() && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThat(deletes).as("a full page, deleted with no barrier").hasSize(1);
+    assertThat(deletes.get(0)).hasSize(2);
+
+    paged.barrier(Operation.Kind.AWAIT, "out", false, counters);
+
+    assertThat(deletes).as("the rest, by the barrier").hasSize(2);
+    assertThat(deletes.stream().flatMap(List::stream))
+        .containsExactlyInAnyOrder(TASK + "a", TASK + "b", TASK + "c");
+    assertThat(paged.idle()).isTrue();
   }
 
   @Test

@@ -28,18 +28,30 @@ public class SimulatedShimFileSystem extends RenameShimFileSystem {
   /** The operations entered, by kind and keys; for the tests of the bracket. */
   public interface OperationListener extends BiConsumer<String, List<String>> {}
 
-  /**
-   * Registers a simulated process.
-   *
-   * @param workers the threads of one purpose: owner and parallelism to a pool
-   * @param entered told of every operation entered, by kind name and keys
-   */
+  /** Registers a simulated process whose shim takes S3's page size. */
   public static void register(
       String process,
       LongSupplier nanoClock,
       LongSupplier wallClock,
       BiFunction<String, Integer, WorkerPool> workers,
       OperationListener entered) {
+    register(process, nanoClock, wallClock, workers, entered, -1);
+  }
+
+  /**
+   * Registers a simulated process.
+   *
+   * @param workers the threads of one purpose: owner and parallelism to a pool
+   * @param entered told of every operation entered, by kind name and keys
+   * @param pageSize objects in one page of a listing and one bulk delete; -1 for S3's
+   */
+  public static void register(
+      String process,
+      LongSupplier nanoClock,
+      LongSupplier wallClock,
+      BiFunction<String, Integer, WorkerPool> workers,
+      OperationListener entered,
+      int pageSize) {
     BucketState.Registry registry = new BucketState.Registry();
     PROCESSES.put(
         process,
@@ -62,6 +74,11 @@ public class SimulatedShimFileSystem extends RenameShimFileSystem {
           @Override
           public WorkerPool workers(String owner, int threads) {
             return workers.apply(owner, threads);
+          }
+
+          @Override
+          public int pageSize() {
+            return pageSize < 0 ? RenameShim.PAGE_SIZE : pageSize;
           }
 
           @Override

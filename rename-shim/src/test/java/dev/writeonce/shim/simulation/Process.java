@@ -43,9 +43,15 @@ final class Process {
 
   /**
    * @param failAlways requests that fail every time they are sent (a 5xx past the retries)
+   * @param pageSize objects in one page of a listing and one bulk delete; -1 for S3's
    */
   Process(
-      String name, SharedS3 world, Faults faults, Predicate<StoreRequest> failAlways, long seed) {
+      String name,
+      SharedS3 world,
+      Faults faults,
+      Predicate<StoreRequest> failAlways,
+      long seed,
+      int pageSize) {
     this.name = name;
     this.world = world;
     this.process = new SimProcess(name);
@@ -70,7 +76,8 @@ final class Process {
         (owner, threads) -> new SimWorkers(world.scheduler(), this, owner, threads),
         // Every file system call is a scheduling point too: a reader may come between two calls
         // of a job commit that send no request.
-        (kind, keys) -> world.scheduler().yieldTurn());
+        (kind, keys) -> world.scheduler().yieldTurn(),
+        pageSize);
   }
 
   String name() {

@@ -18,7 +18,8 @@ record ShimPlan(
     int readers,
     boolean clockSteps,
     boolean foreignWrites,
-    Faults faults)
+    Faults faults,
+    int pageSize)
     implements Plan<ShimPlan> {
 
   /**
@@ -123,7 +124,11 @@ record ShimPlan(
         random.nextInt(3) == 0 ? 0 : 1 + random.nextInt(2),
         random.nextBoolean(),
         random.nextInt(4) == 0,
-        faults);
+        faults,
+        // Drawn last, so that a seed's other choices stay as they were: half the schedules take
+        // pages of 1 to 4 objects, so that their job attempts are listed task by task and their
+        // records deleted beside the merge.
+        random.nextBoolean() ? -1 : 1 + random.nextInt(4));
   }
 
   private static JobPlan job(int index, Random random) {

@@ -173,7 +173,9 @@ final class ShimSimulation implements World {
       Faults faults,
       java.util.function.Predicate<StoreRequest> failAlways,
       long seed) {
-    Process process = new Process("s" + plan.seed() + "-" + role, world, faults, failAlways, seed);
+    Process process =
+        new Process(
+            "s" + plan.seed() + "-" + role, world, faults, failAlways, seed, plan.pageSize());
     processes.add(process);
     return process;
   }
