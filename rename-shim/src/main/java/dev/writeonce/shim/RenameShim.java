@@ -556,6 +556,12 @@ final class RenameShim {
       destinationDirectoryOf(subdirectory).ifPresent(mergeInto::add);
     }
     long halfWindow = windowNanos / 2;
+    boolean partition =
+        subdirectories.isEmpty()
+            && Layouts.committedTaskOf(temporaryKey)
+                .filter(t -> !t.equals(temporaryKey))
+                .isPresent();
+    int ahead = partition ? partitionsAhead(halfWindow) : 0;
     if (known.listedWithin(destination.get(), halfWindow)
         && mergeInto.stream().allMatch(directory -> answersInside(directory, halfWindow))) {
       return;
@@ -596,7 +602,15 @@ final class RenameShim {
       known.foundTooLarge(destination.get());
     }
     if (!known.listedWithin(destination.get(), halfWindow)) {
-      known.listDirectory(gateway, destination.get(), MAX_CHILDREN, counters);
+      List<String> batch = new ArrayList<>(List.of(destination.get()));
+      if (ahead > 0) {
+        batch.addAll(nextDestinations(temporaryKey, destination.get(), ahead, halfWindow));
+      }
+      Tasks.runAll(
+          listingThreads,
+          "listing destination directories",
+          batch,
+          directory -> known.listDirectory(gateway, directory, MAX_CHILDREN, counters));
     }
     List<String> existing = new ArrayList<>();
     for (String below : mergeInto) {
@@ -610,6 +624,54 @@ final class RenameShim {
         "listing destination directories",
         existing,
         directory -> known.listDirectory(gateway, directory, MAX_CHILDREN, counters));
+  }
+
+  /** When the merge last entered a partition, and the mean time between two (0: not yet). */
+  private long lastPartitionNanos;
+
+  private long partitionGapNanos;
+
+  /**
+   * How many partitions the merge will enter after this one within {@code ageNanos}, at the pace it
+   * kept so far, counting half: their destinations are listed ahead with this one's. A slow merge
+   * lists none ahead, so that no listing ages unused; a fast one at most two rounds of the listing
+   * threads.
+   */
+  private synchronized int partitionsAhead(long ageNanos) {
+    long now = env.nanoClock().getAsLong();
+    long gap = lastPartitionNanos == 0 ? 0 : Math.max(1, now - lastPartitionNanos);
+    lastPartitionNanos = now;
+    if (gap == 0) {
+      return 0;
+    }
+    partitionGapNanos = partitionGapNanos == 0 ? gap : (3 * partitionGapNanos + gap) / 4;
+    return (int) Math.min(2L * listingThreads.parallelism(), ageNanos / (2 * partitionGapNanos));
+  }
+
+  /**
+   * The destinations of the directories the merge moves next, after this one, among those its
+   * parent's listing shows (a committed task's partitions, merged in the listing's order), that no
+   * listing younger than {@code ageNanos} answers for: listed in parallel with this one's, so that
+   * a merge of many partitions does not wait for one LIST per partition.
+   */
+  private List<String> nextDestinations(
+      String temporaryKey, String destination, int most, long ageNanos) {
+    Optional<KnownKeys.Children> siblings = known.children(Keys.parentOf(temporaryKey));
+    if (siblings.isEmpty()) {
+      return List.of();
+    }
+    java.util.Set<String> next = new java.util.LinkedHashSet<>();
+    for (String sibling : new java.util.TreeSet<>(siblings.get().directories())) {
+      if (next.size() >= most) {
+        break;
+      }
+      if (sibling.compareTo(temporaryKey) > 0) {
+        destinationDirectoryOf(sibling)
+            .filter(d -> !d.equals(destination) && !answersInside(d, ageNanos))
+            .ifPresent(next::add);
+      }
+    }
+    return new ArrayList<>(next);
   }
 
   private boolean answersInside(String directory, long ageNanos) {
