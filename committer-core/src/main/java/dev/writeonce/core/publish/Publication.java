@@ -9,6 +9,8 @@ import dev.writeonce.core.model.RetireRecord;
 import dev.writeonce.core.model.RetireRecord.RetiredObject;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.upload.UploadPool;
+import dev.writeonce.core.work.Tasks;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -117,6 +119,10 @@ public final class Publication {
   private final long graceMillis;
   private final long leaseMillis;
   private final long waitMillis;
+  private final int threads;
+
+  /** Where the last publication spent its time, phase by phase. */
+  private final PublicationProfile profile = new PublicationProfile();
 
   /** The lock's clock, pauses and renewals: the process's, or a simulation's. */
   private LeaseLock.Timing timing = LeaseLock.Timing.PROCESS;
@@ -160,7 +166,9 @@ public final class Publication {
     this.replacedWhenUnwritten = replacedWhenUnwritten;
     this.graceMillis = graceMillis(conf);
     this.waitMillis = waitMillis(conf);
-    this.leaseMillis = CommitterConfig.from(conf).leaseMillis();
+    CommitterConfig config = CommitterConfig.from(conf);
+    this.leaseMillis = config.leaseMillis();
+    this.threads = config.commitThreads();
     this.records = new RetireRecords(table, root, runId, who, graceMillis);
   }
 
@@ -259,6 +267,8 @@ public final class Publication {
    * table), records what it superseded and removes what is due.
    */
   public void publish(StoreGateway store, Set<String> written) throws IOException {
+    profile.clear();
+    long started = System.nanoTime();
     try {
       LeaseLock lock =
           held != null
@@ -271,12 +281,16 @@ public final class Publication {
                   leaseMillis,
                   waitMillis,
                   timing);
+      profile.lap("lock", started, held == null ? 1 : 0);
       try {
         publishHoldingLock(store, lock, written);
         // Under the lock too: no other publication is then between its pending record and its
         // call, the one moment its generation is complete but neither named nor due.
+        started = System.nanoTime();
         removeExpired(store);
+        profile.lap("removal", started, 1);
       } finally {
+        started = System.nanoTime();
         if (held == null && callInDoubt) {
           // A call whose answer was lost may still land: the next statement waits a lease
           // before it reads the table, rather than publishing under it.
@@ -284,10 +298,17 @@ public final class Publication {
         } else if (held == null) {
           lock.release();
         }
+        profile.lap("release", started, held == null ? 1 : 0);
       }
+      LOG.info("{}: publication profile for table {}: {}", who, table.name(), profile);
     } finally {
       records.stopClaim();
     }
+  }
+
+  /** Where the last {@link #publish} spent its time, phase by phase. */
+  public PublicationProfile profile() {
+    return profile;
   }
 
   /**
@@ -386,7 +407,9 @@ public final class Publication {
       throws IOException {
     Change change = new Change();
     try {
+      long started = System.nanoTime();
       plan(store, written, change);
+      profile.lap("plan", started, written.size());
       step("committed");
       prepare(store, change);
       step("copied");
@@ -410,6 +433,7 @@ public final class Publication {
     }
     table.published();
     step("published");
+    long started = System.nanoTime();
     List<RetiredObject> superseded = superseded(change);
     // The empty directories: the new partitions' the second call replaced, and those of
     // partitions the engine drops after a static overwrite. Removal leaves them while named.
@@ -432,6 +456,7 @@ public final class Publication {
           who,
           e.getMessage());
     }
+    profile.lap("superseded record", started, superseded.size());
     step("retired");
   }
 
@@ -483,17 +508,27 @@ public final class Publication {
    * and records the run's own objects before the call.
    */
   private void prepare(StoreGateway store, Change change) throws IOException {
+    long started = System.nanoTime();
+    List<String> read = new ArrayList<>();
     for (Map.Entry<String, URI> old : change.before.entrySet()) {
       boolean appended = change.appended.contains(old.getKey());
-      if (!appended && recordable(old.getValue()).isEmpty()) {
-        continue; // nothing of it is copied or recorded: it is not read
-      }
-      List<ObjectInfo> objects = objectsAt(store, old.getValue());
-      change.read.put(prefixOf(old.getValue()), objects);
-      if (appended) {
-        copyInto(store, old.getKey(), visible(old.getValue(), objects), change);
+      if (appended || recordable(old.getValue()).isPresent()) {
+        read.add(old.getKey()); // else nothing of it is copied or recorded: it is not read
       }
     }
+    Map<String, List<ObjectInfo>> objects = objectsAt(store, change, read);
+    profile.lap("read", started, read.size());
+    started = System.nanoTime();
+    Map<String, List<ObjectInfo>> copies = new TreeMap<>();
+    for (String fragment : read) {
+      URI old = change.before.get(fragment);
+      change.read.put(prefixOf(old), objects.get(fragment));
+      if (change.appended.contains(fragment)) {
+        copies.put(fragment, visible(old, objects.get(fragment)));
+      }
+    }
+    profile.lap("copies", started, copyInto(store, copies, change));
+    started = System.nanoTime();
     Set<String> empty = new TreeSet<>();
     for (String target : change.altered.values()) {
       if (target.startsWith(root.keyOf(Generations.runDir(runId) + Generations.EMPTY))) {
@@ -508,9 +543,13 @@ public final class Publication {
       // empty itself: Ceph RGW 16 refuses an empty body sent with a trailing checksum.
       change.own.add(new RetiredObject(directory, store.putObject(directory, EMPTY_MARKER, false)));
     }
+    profile.lap("markers", started, empty.size());
+    started = System.nanoTime();
     // The appended partitions are read again, as late as the record allows: everything this run
     // writes into its generation is written before its pending record, which names it all.
     catchUp(store, change);
+    profile.lap("catch-up", started, change.appended.size());
+    started = System.nanoTime();
     try {
       records.write(store, RetireRecord.State.PENDING, change.own, superseded(change));
     } catch (StoreException e) {
@@ -520,6 +559,7 @@ public final class Publication {
       }
       throw e;
     }
+    profile.lap("pending record", started, 1);
   }
 
   /**
@@ -527,9 +567,11 @@ public final class Publication {
    * since it was read.
    */
   private void fencedCalls(StoreGateway store, LeaseLock lock, Change change) throws IOException {
+    long started = System.nanoTime();
     requireUnchanged(store, change);
     String action = "call the metastore for table " + table.name();
     lock.fence(action);
+    profile.lap("fence", started, 1);
     metastoreCalled = true;
     if (!table.partitioned()) {
       call(() -> table.relocate(uriOf(change.altered.get(""))));
@@ -544,8 +586,10 @@ public final class Publication {
           .keySet()
           .forEach(f -> placeholders.put(f, uriOf(root.keyOf(Generations.emptyDir(runId, f)))));
       call(() -> table.addPartitions(placeholders));
+      started = System.nanoTime();
       requireUnchanged(store, change);
       lock.fence(action);
+      profile.lap("fence", started, 1);
       altered.putAll(created);
       call(() -> table.relocatePartitions(altered));
     } else if (!created.isEmpty()) {
@@ -571,9 +615,11 @@ public final class Publication {
 
   /** Makes a call; while it has not answered, its outcome is in doubt. */
   private void call(MetastoreCall call) throws IOException {
+    long started = System.nanoTime();
     callInDoubt = true;
     call.run();
     callInDoubt = false;
+    profile.lap("metastore", started, 1);
   }
 
   /**
@@ -583,11 +629,13 @@ public final class Publication {
    */
   private void catchUp(StoreGateway store, Change change) throws IOException {
     for (int round = 0; ; round++) {
-      boolean added = false;
+      Map<String, List<ObjectInfo>> reads =
+          objectsAt(store, change, new ArrayList<>(change.appended));
+      Map<String, List<ObjectInfo>> copies = new TreeMap<>();
       for (String fragment : change.appended) {
         URI old = change.before.get(fragment);
         List<ObjectInfo> before = change.read.get(prefixOf(old));
-        List<ObjectInfo> now = objectsAt(store, old);
+        List<ObjectInfo> now = reads.get(fragment);
         Map<String, String> etags = new HashMap<>();
         now.forEach(object -> etags.put(object.key(), object.etag()));
         Set<String> known = new HashSet<>();
@@ -622,16 +670,16 @@ public final class Publication {
                     + " while this statement appends to it (another writer outside the"
                     + " publication lock); it does not publish. Run it again once they stop");
           }
-          copyInto(store, fragment, freshVisible, change);
-          added = true;
+          copies.put(fragment, freshVisible);
         }
         List<ObjectInfo> all = new ArrayList<>(before);
         all.addAll(fresh);
         change.read.put(prefixOf(old), all);
       }
-      if (!added) {
+      if (copies.isEmpty()) {
         return;
       }
+      copyInto(store, copies, change);
     }
   }
 
@@ -674,6 +722,8 @@ public final class Publication {
    * written.
    */
   private void requireSameFiles(StoreGateway store, Change change) throws IOException {
+    Map<String, List<ObjectInfo>> reads =
+        objectsAt(store, change, new ArrayList<>(change.appended));
     for (String fragment : change.appended) {
       URI old = change.before.get(fragment);
       Map<String, String> copied = new HashMap<>();
@@ -681,7 +731,7 @@ public final class Publication {
         copied.put(object.key(), object.etag());
       }
       Map<String, String> now = new HashMap<>();
-      for (ObjectInfo object : visible(old, objectsAt(store, old))) {
+      for (ObjectInfo object : visible(old, reads.get(fragment))) {
         now.put(object.key(), object.etag());
       }
       if (!now.equals(copied)) {
@@ -755,57 +805,108 @@ public final class Publication {
   }
 
   /**
-   * Copies files a location holds into the new generation, inside the store. A name the statement
-   * already wrote there is kept; the copy takes the first free {@code _copy_K} name instead.
+   * Copies the files of each appended partition (by fragment) into its new generation, inside the
+   * store, all at once. A name the statement already wrote there is kept; the copy takes the first
+   * free {@code _copy_K} name instead.
+   *
+   * @return how many files were copied
    */
-  private void copyInto(
-      StoreGateway store, String fragment, List<ObjectInfo> objects, Change change)
+  private int copyInto(StoreGateway store, Map<String, List<ObjectInfo>> byFragment, Change change)
       throws IOException {
-    URI location = change.before.get(fragment);
-    Destination source = Destination.of(location);
-    if (!source.bucket().equals(root.bucket())) {
-      throw new IOException(
-          "appending to "
-              + table.name()
-              + ": its data at "
-              + location
-              + " is in another bucket than the table's root "
-              + rootPath
-              + "; "
-              + MODE
-              + "=metastore copies a partition's files into the new generation inside one bucket");
-    }
-    String targetPrefix = change.altered.get(fragment);
-    Set<String> taken = new HashSet<>();
-    for (RetiredObject object : change.own) {
-      if (object.key().startsWith(targetPrefix)) {
-        taken.add(object.key().substring(targetPrefix.length()));
-      }
-    }
-    String sourcePrefix = prefixOf(location);
-    int copied = 0;
-    for (ObjectInfo object : objects) {
-      String relative = object.key().substring(sourcePrefix.length());
-      if (object.size() > MAX_COPY_BYTES) {
+    record Copy(String source, String target) {}
+    List<Copy> copies = new ArrayList<>();
+    for (Map.Entry<String, List<ObjectInfo>> entry : byFragment.entrySet()) {
+      String fragment = entry.getKey();
+      URI location = change.before.get(fragment);
+      Destination source = Destination.of(location);
+      if (!source.bucket().equals(root.bucket())) {
         throw new IOException(
             "appending to "
                 + table.name()
-                + ": "
-                + root.uriOf(object.key())
-                + " is larger than one COPY takes (5 GiB)");
+                + ": its data at "
+                + location
+                + " is in another bucket than the table's root "
+                + rootPath
+                + "; "
+                + MODE
+                + "=metastore copies a partition's files into the new generation inside one"
+                + " bucket");
       }
-      String name = freeName(relative, taken);
-      taken.add(name);
-      String target = targetPrefix + name;
-      change.own.add(new RetiredObject(target, store.copyObject(object.key(), target)));
-      copied++;
+      String targetPrefix = change.altered.get(fragment);
+      Set<String> taken = new HashSet<>();
+      for (RetiredObject object : change.own) {
+        if (object.key().startsWith(targetPrefix)) {
+          taken.add(object.key().substring(targetPrefix.length()));
+        }
+      }
+      String sourcePrefix = prefixOf(location);
+      for (ObjectInfo object : entry.getValue()) {
+        String relative = object.key().substring(sourcePrefix.length());
+        if (object.size() > MAX_COPY_BYTES) {
+          throw new IOException(
+              "appending to "
+                  + table.name()
+                  + ": "
+                  + root.uriOf(object.key())
+                  + " is larger than one COPY takes (5 GiB)");
+        }
+        String name = freeName(relative, taken);
+        taken.add(name);
+        copies.add(new Copy(object.key(), targetPrefix + name));
+      }
+      LOG.info(
+          "{}: copying {} files of {} into the new generation {}",
+          who,
+          entry.getValue().size(),
+          location,
+          root.uriOf(targetPrefix));
     }
-    LOG.info(
-        "{}: {} files of {} copied into the new generation {}",
-        who,
-        copied,
-        location,
-        root.uriOf(targetPrefix));
+    Map<Copy, String> etags = new java.util.concurrent.ConcurrentHashMap<>();
+    try {
+      inParallel(
+          "copying appended partitions' files",
+          copies,
+          copy -> etags.put(copy, store.copyObject(copy.source(), copy.target())));
+    } finally {
+      // Recorded in the order planned, whatever order they landed in; when one failed, those
+      // that landed, as they were recorded when copies went one after the other.
+      for (Copy copy : copies) {
+        String etag = etags.get(copy);
+        if (etag != null) {
+          change.own.add(new RetiredObject(copy.target(), etag));
+        }
+      }
+    }
+    return copies.size();
+  }
+
+  /** The objects at each partition's old location, by fragment, read all at once. */
+  private Map<String, List<ObjectInfo>> objectsAt(
+      StoreGateway store, Change change, List<String> fragments) throws IOException {
+    Map<String, List<ObjectInfo>> objects = new java.util.concurrent.ConcurrentHashMap<>();
+    inParallel(
+        "reading partitions",
+        fragments,
+        fragment -> objects.put(fragment, objectsAt(store, change.before.get(fragment))));
+    return objects;
+  }
+
+  /**
+   * Runs the work for each item on the commit threads ({@link CommitterConfig#COMMIT_THREADS}); one
+   * after the other under a simulation's timing, whose scheduler runs one thread at a time.
+   */
+  private <T> void inParallel(String what, List<T> items, Tasks.Action<T> action)
+      throws IOException {
+    if (items.size() <= 1 || timing != LeaseLock.Timing.PROCESS) {
+      for (T item : items) {
+        action.run(item);
+      }
+      return;
+    }
+    try (UploadPool pool =
+        new UploadPool(who + " publishing to " + table.name(), Math.min(threads, items.size()))) {
+      Tasks.runStoppingOnFailure(pool, what, items, action);
+    }
   }
 
   /** The relative name itself when free, else {@code <base>_copy_K<extension>}, as Hive names. */
