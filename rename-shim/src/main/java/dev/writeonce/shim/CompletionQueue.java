@@ -621,7 +621,7 @@ final class CompletionQueue {
       for (Map.Entry<RecordDeletes, List<String>> entry : byInstance.entrySet()) {
         entry.getKey().delete(entry.getValue());
       }
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
       synchronized (batch) {
         batch.completed.addAll(completed); // the next barrier tries again
         completed.forEach(q -> batch.completedRecordKeys += q.recordKeys().size());

@@ -286,6 +286,20 @@ final class KnownKeys {
     return listings.foundTooLarge(directoryKey, forNanos, window.now());
   }
 
+  /**
+   * A directory was found holding more children than a listing of it keeps, so that it is not
+   * listed ahead or again for a while (kept beside the trees found too large, by the directory's
+   * prefix).
+   */
+  private synchronized void foundTooManyChildren(String directoryKey) {
+    listings.foundTooLarge(prefixOf(directoryKey), window.now());
+  }
+
+  /** Whether the directory was found holding too many children less than {@code forNanos} ago. */
+  synchronized boolean foundTooManyChildren(String directoryKey, long forNanos) {
+    return listings.foundTooLarge(prefixOf(directoryKey), forNanos, window.now());
+  }
+
   /** Destinations found too large kept now; for tests. */
   synchronized int tooLargeKept() {
     return listings.tooLargeKept();
@@ -495,6 +509,7 @@ final class KnownKeys {
       String prefix = prefixOf(directoryKey);
       List<String> entries = gateway.listChildren(prefix, maxEntries + 1);
       if (entries.size() > maxEntries) {
+        foundTooManyChildren(directoryKey);
         return false;
       }
       Listings.Listing listing = Listings.ofChildren(prefix, entries, ticket.sentNanos);
@@ -538,6 +553,56 @@ final class KnownKeys {
       counters.destinationListings.incrementAndGet();
       noteTreeSize(directoryKey, objects.get().size());
       return keep(ticket, tree);
+    }
+  }
+
+  /** What became of a listing: kept, too large to list whole, or not kept (aged, cut short). */
+  enum Listed {
+    KEPT,
+    TOO_LARGE,
+    NOT_KEPT
+  }
+
+  /**
+   * Lists the directories (sorted keys sharing {@code prefix}, which may end inside a name) in one
+   * flat listing of the prefix, when it holds at most {@code maxKeys} objects, so that each of
+   * them, and every directory in it, gets a listing. Objects under the prefix outside the
+   * directories are left out.
+   */
+  Listed listTrees(
+      StoreGateway gateway,
+      String prefix,
+      List<String> directories,
+      int maxKeys,
+      ShimStatistics counters)
+      throws StoreException {
+    if (!caching()) {
+      return Listed.NOT_KEPT;
+    }
+    try (Ticket ticket = onTheWire()) {
+      Optional<List<ObjectInfo>> objects = gateway.listObjectsUpTo(prefix, maxKeys);
+      if (objects.isEmpty()) {
+        return Listed.TOO_LARGE;
+      }
+      Map<String, List<ObjectInfo>> byDirectory = new java.util.HashMap<>();
+      directories.forEach(directory -> byDirectory.put(directory, new ArrayList<>()));
+      String parent = directories.isEmpty() ? prefix : prefixOf(Keys.parentOf(directories.get(0)));
+      for (ObjectInfo object : objects.get()) {
+        int slash =
+            object.key().startsWith(parent) ? object.key().indexOf('/', parent.length()) : -1;
+        List<ObjectInfo> under =
+            slash < 0 ? null : byDirectory.get(object.key().substring(0, slash));
+        if (under != null) {
+          under.add(object);
+        }
+      }
+      Map<String, Listings.Listing> trees = new java.util.HashMap<>();
+      for (Map.Entry<String, List<ObjectInfo>> entry : byDirectory.entrySet()) {
+        trees.putAll(
+            Listings.ofTree(entry.getKey(), entry.getValue(), null, List.of(), ticket.sentNanos));
+      }
+      counters.destinationListings.incrementAndGet();
+      return keep(ticket, trees) ? Listed.KEPT : Listed.NOT_KEPT;
     }
   }
 

@@ -483,7 +483,10 @@ final class RenameShim {
     }
     Optional<String> task = Layouts.committedTaskOf(readKey);
     if (task.isPresent()) {
-      known.listTree(gateway, task.get(), JOB_ATTEMPT_KEYS, null, List.of(), counters);
+      TaskGroup group = taskGroups.get(task.get());
+      if (group == null || !listGroups(List.of(group))) {
+        known.listTree(gateway, task.get(), JOB_ATTEMPT_KEYS, null, List.of(), counters);
+      }
     }
   }
 
@@ -491,16 +494,115 @@ final class RenameShim {
     return known.listTree(gateway, jobAttemptKey, env.pageSize(), null, List.of(), counters);
   }
 
+  /**
+   * Committed tasks whose keys share {@code prefix}, listed together in one flat listing of it: a
+   * job of many small tasks costs one LIST per 1,000 objects, not one per task.
+   */
+  private record TaskGroup(String prefix, List<String> tasks) {
+
+    /** The groups the tasks (sorted keys) fall into by the character after {@code prefix}. */
+    static List<TaskGroup> split(String prefix, List<String> tasks) {
+      List<TaskGroup> groups = new ArrayList<>();
+      int at = prefix.length();
+      int i = 0;
+      while (i < tasks.size()) {
+        String first = tasks.get(i);
+        if (first.length() <= at) {
+          groups.add(new TaskGroup(Keys.prefixOf(first), List.of(first))); // a prefix of others
+          i++;
+          continue;
+        }
+        String sub = first.substring(0, at + 1);
+        int j = i;
+        while (j < tasks.size() && tasks.get(j).startsWith(sub)) {
+          j++;
+        }
+        List<String> members = List.copyOf(tasks.subList(i, j));
+        groups.add(
+            members.size() == 1
+                ? new TaskGroup(Keys.prefixOf(first), members)
+                : new TaskGroup(sub, members));
+        i = j;
+      }
+      return groups;
+    }
+
+    boolean single() {
+      return tasks.size() == 1 && prefix.equals(Keys.prefixOf(tasks.get(0)));
+    }
+  }
+
+  /** The group each committed task was last listed in, by the task's key. */
+  private final Map<String, TaskGroup> taskGroups = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * Lists the job attempt's children, then its committed tasks' trees in groups of tasks whose
+   * names share a prefix, in parallel: first by the first character where the names differ, and a
+   * group that holds more than two pages is split by the next character and listed again, down to
+   * single tasks, each listed whole whatever its size. Each group's listing answers for its tasks
+   * from its own first request, and a task's aged listing is renewed with its group.
+   */
   private void listTaskByTask(String jobAttemptKey) throws IOException {
     if (!known.listDirectory(gateway, jobAttemptKey, JOB_ATTEMPT_KEYS, counters)) {
       return;
     }
-    List<String> tasks = committedTasksIn(jobAttemptKey).orElse(List.of());
-    Tasks.runAll(
-        listingThreads,
-        "listing the committed tasks of " + jobAttemptKey,
-        tasks,
-        task -> known.listTree(gateway, task, JOB_ATTEMPT_KEYS, null, List.of(), counters));
+    List<String> tasks =
+        committedTasksIn(jobAttemptKey).orElse(List.<String>of()).stream().sorted().toList();
+    taskGroups.keySet().removeIf(task -> Keys.isUnder(task, jobAttemptKey));
+    if (tasks.isEmpty()) {
+      return;
+    }
+    String common = tasks.get(0);
+    for (String task : tasks) {
+      int n = 0;
+      while (n < common.length() && n < task.length() && common.charAt(n) == task.charAt(n)) {
+        n++;
+      }
+      common = common.substring(0, n);
+    }
+    listGroups(TaskGroup.split(common, tasks));
+    if (!known.listedWithin(jobAttemptKey, windowNanos)) {
+      // The tasks' listings outlasted the job attempt's own: listed again, so that the job
+      // commit's listing and its round are answered from it rather than from the store.
+      known.listDirectory(gateway, jobAttemptKey, JOB_ATTEMPT_KEYS, counters);
+    }
+  }
+
+  /**
+   * Lists the groups in parallel, splitting those too large for two pages until every task is
+   * listed or a request failed; whether every group's listing was kept.
+   */
+  private boolean listGroups(List<TaskGroup> groups) throws IOException {
+    List<TaskGroup> pending = groups;
+    java.util.concurrent.atomic.AtomicBoolean allKept =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    while (!pending.isEmpty()) {
+      List<TaskGroup> tooLarge = java.util.Collections.synchronizedList(new ArrayList<>());
+      Tasks.runAll(
+          listingThreads,
+          "listing committed tasks",
+          pending,
+          group -> {
+            int most = group.single() ? JOB_ATTEMPT_KEYS : 2 * env.pageSize();
+            KnownKeys.Listed listed =
+                known.listTrees(gateway, group.prefix(), group.tasks(), most, counters);
+            if (listed == KnownKeys.Listed.TOO_LARGE && !group.single()) {
+              tooLarge.add(group);
+              return;
+            }
+            if (listed == KnownKeys.Listed.KEPT) {
+              group.tasks().forEach(task -> taskGroups.put(task, group));
+            } else {
+              allKept.set(false);
+            }
+          });
+      List<TaskGroup> next = new ArrayList<>();
+      for (TaskGroup group : tooLarge) {
+        next.addAll(TaskGroup.split(group.prefix(), group.tasks()));
+      }
+      pending = next;
+    }
+    return allKept.get();
   }
 
   /** The committed tasks' directories a listing of the job attempt directory shows now. */
@@ -520,6 +622,9 @@ final class RenameShim {
     Optional<List<String>> tasks = committedTasksIn(jobAttemptKey);
     if (tasks.isEmpty()) {
       return;
+    }
+    if (!tasks.get().isEmpty()) {
+      Layouts.mergeRootOf(tasks.get().get(0)).ifPresent(paces::remove); // a new merge's pace
     }
     List<String> files = new ArrayList<>();
     for (String task : tasks.get()) {
@@ -561,7 +666,7 @@ final class RenameShim {
             && Layouts.committedTaskOf(temporaryKey)
                 .filter(t -> !t.equals(temporaryKey))
                 .isPresent();
-    int ahead = partition ? partitionsAhead(halfWindow) : 0;
+    int ahead = partition ? partitionsAhead(temporaryKey, halfWindow) : 0;
     if (known.listedWithin(destination.get(), halfWindow)
         && mergeInto.stream().allMatch(directory -> answersInside(directory, halfWindow))) {
       return;
@@ -602,7 +707,10 @@ final class RenameShim {
       known.foundTooLarge(destination.get());
     }
     if (!known.listedWithin(destination.get(), halfWindow)) {
-      List<String> batch = new ArrayList<>(List.of(destination.get()));
+      List<String> batch = new ArrayList<>();
+      if (!tooManyChildren(destination.get())) {
+        batch.add(destination.get());
+      }
       if (ahead > 0) {
         batch.addAll(nextDestinations(temporaryKey, destination.get(), ahead, halfWindow));
       }
@@ -615,7 +723,9 @@ final class RenameShim {
     List<String> existing = new ArrayList<>();
     for (String below : mergeInto) {
       // One the destination's listing shows absent is moved whole: nothing checks inside it.
-      if (!known.answer(below).isAbsent() && !known.listedWithin(below, halfWindow)) {
+      if (!known.answer(below).isAbsent()
+          && !known.listedWithin(below, halfWindow)
+          && !tooManyChildren(below)) {
         existing.add(below);
       }
     }
@@ -626,26 +736,38 @@ final class RenameShim {
         directory -> known.listDirectory(gateway, directory, MAX_CHILDREN, counters));
   }
 
-  /** When the merge last entered a partition, and the mean time between two (0: not yet). */
-  private long lastPartitionNanos;
-
-  private long partitionGapNanos;
+  /**
+   * When a merge last entered a partition, and the mean time between two (0: not yet), by the
+   * merge's output: merges of several outputs through one instance keep their own pace.
+   */
+  private final Map<String, long[]> paces = new java.util.concurrent.ConcurrentHashMap<>();
 
   /**
    * How many partitions the merge will enter after this one within {@code ageNanos}, at the pace it
-   * kept so far, counting half: their destinations are listed ahead with this one's. A slow merge
-   * lists none ahead, so that no listing ages unused; a fast one at most two rounds of the listing
-   * threads.
+   * kept so far in this output, counting half: their destinations are listed ahead with this one's.
+   * A slow merge lists none ahead, so that no listing ages unused; a fast one at most two rounds of
+   * the listing threads. A pause longer than the window, or a new round, starts the pace afresh.
    */
-  private synchronized int partitionsAhead(long ageNanos) {
-    long now = env.nanoClock().getAsLong();
-    long gap = lastPartitionNanos == 0 ? 0 : Math.max(1, now - lastPartitionNanos);
-    lastPartitionNanos = now;
-    if (gap == 0) {
+  private int partitionsAhead(String temporaryKey, long ageNanos) {
+    Optional<String> root = Layouts.mergeRootOf(temporaryKey);
+    if (root.isEmpty()) {
       return 0;
     }
-    partitionGapNanos = partitionGapNanos == 0 ? gap : (3 * partitionGapNanos + gap) / 4;
-    return (int) Math.min(2L * listingThreads.parallelism(), ageNanos / (2 * partitionGapNanos));
+    if (paces.size() > Listings.MAX_TOO_LARGE) {
+      paces.clear();
+    }
+    long[] pace = paces.computeIfAbsent(root.get(), r -> new long[2]);
+    synchronized (pace) {
+      long now = env.nanoClock().getAsLong();
+      long gap = pace[0] == 0 ? 0 : Math.max(1, now - pace[0]);
+      pace[0] = now;
+      if (gap == 0 || gap > windowNanos) {
+        pace[1] = 0;
+        return 0;
+      }
+      pace[1] = pace[1] == 0 ? gap : (3 * pace[1] + gap) / 4;
+      return (int) Math.min(2L * listingThreads.parallelism(), ageNanos / (2 * pace[1]));
+    }
   }
 
   /**
@@ -667,11 +789,20 @@ final class RenameShim {
       }
       if (sibling.compareTo(temporaryKey) > 0) {
         destinationDirectoryOf(sibling)
-            .filter(d -> !d.equals(destination) && !answersInside(d, ageNanos))
+            .filter(
+                d -> !d.equals(destination) && !answersInside(d, ageNanos) && !tooManyChildren(d))
             .ifPresent(next::add);
       }
     }
     return new ArrayList<>(next);
+  }
+
+  /**
+   * Whether a listing of the directory was found longer than one kept ({@link #MAX_CHILDREN})
+   * within the last windows: listing it again would send its pages for nothing.
+   */
+  private boolean tooManyChildren(String directory) {
+    return known.foundTooManyChildren(directory, TOO_LARGE_WINDOWS * windowNanos);
   }
 
   private boolean answersInside(String directory, long ageNanos) {
