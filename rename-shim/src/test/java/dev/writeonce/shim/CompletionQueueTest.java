@@ -159,6 +159,53 @@ class CompletionQueueTest {
     assertThat(paged.idle()).isTrue();
   }
 
+  /**
+   * A background delete of records that fails with an unchecked exception (an S3 client closed
+   * under it) puts its entries back: the next barrier deletes them again or reports the failure,
+   * and never returns leaving the records of completed files where a delete of the temporary tree
+   * would take them for pending files.
+   */
+  @Test
+  void aBackgroundDeleteThatFailsUncheckedIsRetriedOrReported() throws Exception {
+    CountDownLatch deleteStarted = new CountDownLatch(1);
+    List<String> deleted = Collections.synchronizedList(new ArrayList<>());
+    AtomicInteger calls = new AtomicInteger();
+    CompletionQueue.RecordDeletes records =
+        keys -> {
+          if (calls.getAndIncrement() == 0) {
+            deleteStarted.countDown();
+            throw new IllegalStateException("Connection pool shut down");
+          }
+          deleted.addAll(keys);
+        };
+    CompletionQueue paged =
+        new CompletionQueue(
+            pool,
+            new CompletionQueue.Landing() {
+              @Override
+              public void promised(String destinationKey) {}
+
+              @Override
+              public void ended(String destinationKey, boolean landed) {}
+            },
+            "b",
+            2);
+    for (String name : List.of("a", "b")) {
+      paged.queue(
+          TASK + name, List.of(TASK + name), "out/" + name, () -> {}, records, this, counters);
+    }
+    assertThat(deleteStarted.await(30, TimeUnit.SECONDS)).isTrue();
+    Throwable thrown = null;
+    try {
+      paged.barrier(Operation.Kind.AWAIT, "out", false, counters);
+    } catch (IOException e) {
+      thrown = e;
+    }
+    assertThat(thrown != null || deleted.containsAll(List.of(TASK + "a", TASK + "b")))
+        .as("the barrier reported the failed delete or deleted the records again: %s", deleted)
+        .isTrue();
+  }
+
   @Test
   void aFileOfTheRoundMayQueueAndAnyOtherMayNot() {
     queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));

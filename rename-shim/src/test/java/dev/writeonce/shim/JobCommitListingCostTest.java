@@ -33,10 +33,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A job attempt just above one page (1,000 objects) of one file per task costs a few LISTs at job
- * commit, as the flat listing of two pages did, not one per committed task.
+ * The LISTs of FileOutputCommitter v1's job commit through the shim where listings are large: a job
+ * attempt just above one page, and destinations holding more children than a listing keeps.
  */
-class ManySmallTasksListingCostTest {
+class JobCommitListingCostTest {
 
   private static final String BUCKET = "bucket";
 
@@ -74,7 +74,8 @@ class ManySmallTasksListingCostTest {
     return job;
   }
 
-  private void runTasks(JobConf job, JobID id, Path output, int tasks) throws Exception {
+  private void runTasks(JobConf job, JobID id, Path output, int tasks, int partitions)
+      throws Exception {
     java.util.concurrent.ExecutorService threads =
         java.util.concurrent.Executors.newFixedThreadPool(2);
     try {
@@ -89,10 +90,16 @@ class ManySmallTasksListingCostTest {
                           job, new TaskAttemptID(new TaskID(id, TaskType.MAP, index), 0));
                   FileOutputCommitter committer = new FileOutputCommitter(output, task);
                   committer.setupTask(task);
-                  Path path = new Path(committer.getWorkPath(), "part-" + index + ".parquet");
-                  FileSystem fs = path.getFileSystem(job);
-                  try (FSDataOutputStream out = fs.create(path, false)) {
-                    out.write(path.getName().getBytes(StandardCharsets.UTF_8));
+                  for (int p = 0; p < Math.max(1, partitions); p++) {
+                    String name = "part-" + index + ".parquet";
+                    Path path =
+                        new Path(
+                            committer.getWorkPath(),
+                            partitions == 0 ? name : String.format("p=%02d/%s", p, name));
+                    FileSystem fs = path.getFileSystem(job);
+                    try (FSDataOutputStream out = fs.create(path, false)) {
+                      out.write(path.getName().getBytes(StandardCharsets.UTF_8));
+                    }
                   }
                   committer.commitTask(task);
                   return null;
@@ -106,28 +113,55 @@ class ManySmallTasksListingCostTest {
     }
   }
 
-  private long listsOfJobCommit(int tasks) throws Exception {
+  /** The LISTs of the job commit of {@code tasks} tasks, each writing one file per partition. */
+  private long listsOfJobCommit(int tasks, int partitions) throws Exception {
     Path output = new Path("s3a://" + BUCKET + "/out");
     JobConf job = job(output);
     JobID id = new JobID("202611260000", 1);
     JobContext context = new JobContextImpl(job, id);
     FileOutputCommitter committer = new FileOutputCommitter(output, context);
     committer.setupJob(context);
-    runTasks(job, id, output, tasks);
+    runTasks(job, id, output, tasks, partitions);
     trace.clear();
     committer.commitJob(context);
     Map<String, Long> counts = new TreeMap<>();
     for (String request : trace) {
       counts.merge(request.substring(0, request.indexOf(' ')), 1L, Long::sum);
     }
-    assertThat(store.objects(BUCKET, "out/")).hasSize(tasks + 1);
     return counts.getOrDefault("ListObjectsV2", 0L);
   }
 
   /** 1,100 tasks of one file: the job attempt holds ~1,100 records, just above one page. */
   @Test
   void aJobAttemptJustAboveOnePageCostsAFewListsNotOnePerTask() throws Exception {
-    long lists = listsOfJobCommit(1_100);
+    long lists = listsOfJobCommit(1_100, 0);
+    assertThat(store.objects(BUCKET, "out/")).hasSize(1_100 + 1);
     assertThat(lists).as("LISTs sent by the job commit of 1,100 one-file tasks").isLessThan(20);
+  }
+
+  static final int PARTITIONS = 20;
+  static final int BIG = 1_001;
+
+  /**
+   * Appending to a table whose partitions hold more than a listing keeps (1,000 children): no
+   * destination listing is ever kept, so each partition the merge enters lists its own destination
+   * and every next one again: 2 LISTs (1,000 + 1 keys) per task and partition, 410 in all.
+   */
+  @Test
+  void partitionsTooLargeToKeepAreNotListedAheadAgainAndAgain() throws Exception {
+    store.createBucket(BUCKET);
+    for (int p = 0; p < PARTITIONS; p++) {
+      for (int f = 0; f < BIG; f++) {
+        store.putObject(BUCKET, String.format("out/p=%02d/old-%04d.parquet", p, f), new byte[1]);
+      }
+    }
+    int tasks = 4;
+    // A window long enough that the merge's pace never limits the listings ahead.
+    conf.set(ShimConfig.LISTING_WINDOW, "60s");
+    long lists = listsOfJobCommit(tasks, PARTITIONS);
+    assertThat(store.objects(BUCKET, "out/p=07/")).hasSize(BIG + tasks);
+    assertThat(lists)
+        .as("LISTs of a job commit of %d tasks x %d partitions", tasks, PARTITIONS)
+        .isLessThanOrEqualTo(410L);
   }
 }
