@@ -177,7 +177,16 @@ final class PendingRecords {
   List<String> storedKeys(String fileKey, PendingFile file) {
     String recordKey = known.storedKeyOf(fileKey).orElse(fileKey);
     Optional<String> twin = Layouts.attemptTwinOf(recordKey, file.taskAttempt());
-    return twin.isPresent() ? List.of(recordKey, twin.get()) : List.of(recordKey);
+    if (twin.isEmpty()) {
+      return List.of(recordKey);
+    }
+    // The attempt ran again under the same id (a stage retry numbering its attempts from 0) and
+    // wrote a file of the same name: the key holds that file's record now, not the twin.
+    Optional<PendingFile> atTwin = known.record(twin.get());
+    if (atTwin.isPresent() && !atTwin.get().uploadId().equals(file.uploadId())) {
+      return List.of(recordKey);
+    }
+    return List.of(recordKey, twin.get());
   }
 
   /** Deletes records (and markers) in one DeleteObjects per 1,000, even for one key. */

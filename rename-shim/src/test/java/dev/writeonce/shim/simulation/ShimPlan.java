@@ -92,6 +92,14 @@ record ShimPlan(
     static final Faults NONE = new Faults(-1, false, 0, 0, 0, 0, false);
   }
 
+  /**
+   * Whether a task's committed attempt runs again under the same attempt id, one in eight; drawn
+   * from the seed apart from the plan's other choices, which stay as they were.
+   */
+  boolean reruns(int job, int task) {
+    return new Random(seed * 1_000_003L + job * 1_009L + task).nextInt(8) == 0;
+  }
+
   /** The plan of a seed. */
   static ShimPlan of(long seed) {
     Random random = new Random(seed * 7919 + 17);

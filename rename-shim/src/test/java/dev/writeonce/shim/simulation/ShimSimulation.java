@@ -491,7 +491,11 @@ final class ShimSimulation implements World {
     staging.getFileSystem(conf).delete(staging, true);
   }
 
-  /** Runs a task's attempts in turn; true when one committed. */
+  /**
+   * Runs a task's attempts in turn; true when one committed. A task the plan reruns has its
+   * committed attempt run again under the same attempt id (a stage retry that numbers its attempts
+   * from 0 again) with one more file, which then is what the task committed.
+   */
   private boolean runTask(JobRun run, Process process, Path output, ShimPlan.TaskPlan task)
       throws Exception {
     ShimPlan.JobPlan job = run.plan;
@@ -499,50 +503,74 @@ final class ShimSimulation implements World {
       TaskAttemptID attempt =
           new TaskAttemptID(
               new org.apache.hadoop.mapreduce.TaskID(jobId(job), TaskType.MAP, task.task()), a);
-      TaskAttemptContext context = new TaskAttemptContextImpl(jobConf(job, process), attempt);
-      FileOutputCommitter committer = new FileOutputCommitter(output, context);
-      Map<String, String> contents = new LinkedHashMap<>();
-      try {
-        committer.setupTask(context);
-        for (int f = 0; f < task.files(); f++) {
-          String name = fileName(job, task.task(), f);
-          String content =
-              "job " + job.index() + " task " + task.task() + " attempt " + a + " file " + f;
-          Path path = new Path(committer.getWorkPath(), name);
-          FileSystem fs = path.getFileSystem(context.getConfiguration());
-          try (FSDataOutputStream out = fs.create(path, true)) {
-            out.write(bytes(content));
-          }
-          contents.put(job.output() + "/" + name, content);
-          synchronized (run) {
-            run.written.add(content);
-          }
-        }
-        if (task.attemptFails().get(a)) {
-          committer.abortTask(context);
-          continue;
-        }
-        if (committer.needsTaskCommit(context)) {
-          committer.commitTask(context);
-        }
-        synchronized (run) {
-          run.lastCommitted.put(task.task(), contents);
-          contents.forEach(
-              (key, content) ->
-                  run.committed.computeIfAbsent(key, k -> new HashSet<>()).add(content));
-        }
-        return true;
-      } catch (Crash crash) {
-        throw crash;
-      } catch (Exception e) {
-        try {
-          committer.abortTask(context);
-        } catch (Exception abortFailed) {
-          e.addSuppressed(abortFailed);
-        }
+      if (!runAttempt(run, process, output, task, attempt, task.files(), "")) {
+        continue;
       }
+      // Reruns where tasks share file names or write into a staging directory fail the job
+      // (a completion answered NoSuchUpload): not yet drawn.
+      if (!job.sharedNames() && !job.staged() && plan.reruns(job.index(), task.task())) {
+        return runAttempt(run, process, output, task, attempt, task.files() + 1, " rerun");
+      }
+      return true;
     }
     return false;
+  }
+
+  /** One attempt writing {@code files} files; true when it committed. */
+  private boolean runAttempt(
+      JobRun run,
+      Process process,
+      Path output,
+      ShimPlan.TaskPlan task,
+      TaskAttemptID attempt,
+      int files,
+      String label)
+      throws Exception {
+    ShimPlan.JobPlan job = run.plan;
+    int a = attempt.getId();
+    TaskAttemptContext context = new TaskAttemptContextImpl(jobConf(job, process), attempt);
+    FileOutputCommitter committer = new FileOutputCommitter(output, context);
+    Map<String, String> contents = new LinkedHashMap<>();
+    try {
+      committer.setupTask(context);
+      for (int f = 0; f < files; f++) {
+        String name = fileName(job, task.task(), f);
+        String content =
+            "job " + job.index() + " task " + task.task() + " attempt " + a + label + " file " + f;
+        Path path = new Path(committer.getWorkPath(), name);
+        FileSystem fs = path.getFileSystem(context.getConfiguration());
+        try (FSDataOutputStream out = fs.create(path, true)) {
+          out.write(bytes(content));
+        }
+        contents.put(job.output() + "/" + name, content);
+        synchronized (run) {
+          run.written.add(content);
+        }
+      }
+      if (label.isEmpty() && task.attemptFails().get(a)) {
+        committer.abortTask(context);
+        return false;
+      }
+      if (committer.needsTaskCommit(context)) {
+        committer.commitTask(context);
+      }
+      synchronized (run) {
+        run.lastCommitted.put(task.task(), contents);
+        contents.forEach(
+            (key, content) ->
+                run.committed.computeIfAbsent(key, k -> new HashSet<>()).add(content));
+      }
+      return true;
+    } catch (Crash crash) {
+      throw crash;
+    } catch (Exception e) {
+      try {
+        committer.abortTask(context);
+      } catch (Exception abortFailed) {
+        e.addSuppressed(abortFailed);
+      }
+      return false;
+    }
   }
 
   // ---- Hive's move --------------------------------------------------------------------------
