@@ -455,14 +455,14 @@ final class RenameShim {
    * FileOutputCommitter's job commit lists its job attempt directory, then merges each committed
    * task's tree, and every listing inside it is answered from what this lists, for the window. A
    * job attempt that fits in one page is listed whole, in one LIST. A larger one is listed as its
-   * children (one delimited LIST per 1,000 tasks), then each committed task's tree, in parallel:
-   * each listing answers for the window from its own first request, so the job attempt's size never
-   * makes its listing outlast the window (a listing of 20,000 objects in 20 pages did, and then
-   * answered nothing). Once a listing has aged, a read inside a committed task renews that task's
-   * tree alone, or the whole job attempt while it fits in one page. A listing of the job attempt
-   * directory itself is always sent: tasks committed in other processes since an earlier listing (a
-   * reader's) are visible only in the store, and a job commit that missed them would leave their
-   * files behind.
+   * children (one delimited LIST per 1,000 tasks), then its committed tasks' trees in groups of
+   * tasks, in parallel ({@link #listTaskByTask}): each listing answers for the window from its own
+   * first request, so that the job attempt's size does not make its listing outlast the window (a
+   * listing of 20,000 objects in 20 pages did, and then answered nothing). Once a listing has aged,
+   * a read inside a committed task renews that task's group, or the whole job attempt while it fits
+   * in one page. A listing of the job attempt directory itself is always sent: tasks committed in
+   * other processes since an earlier listing (a reader's) are visible only in the store, and a job
+   * commit that missed them would leave their files behind.
    */
   private void listJobAttempt(String jobAttemptKey, String readKey) throws IOException {
     if (!known.caching()) {
