@@ -120,6 +120,21 @@ class CompletionQueueTest {
     assertThat(queue.idle()).as("the failed batch ended with the told abort").isTrue();
   }
 
+  /** A queue that deletes records in the background once {@code keys} of them wait. */
+  private CompletionQueue queueDeletingRecordsPer(int keys) {
+    return new CompletionQueue(
+        pool,
+        new CompletionQueue.Landing() {
+          @Override
+          public void promised(String destinationKey) {}
+
+          @Override
+          public void ended(String destinationKey, boolean landed) {}
+        },
+        "b",
+        keys);
+  }
+
   /**
    * Records of completed files are deleted beside the merge as soon as they fill one request, not
    * all at the barrier: one delete of a full page before any barrier, the rest by the barrier.
@@ -127,18 +142,7 @@ class CompletionQueueTest {
   @Test
   void recordsOfCompletedFilesAreDeletedBesideTheMergeOnceTheyFillARequest() throws Exception {
     List<List<String>> deletes = Collections.synchronizedList(new ArrayList<>());
-    CompletionQueue paged =
-        new CompletionQueue(
-            pool,
-            new CompletionQueue.Landing() {
-              @Override
-              public void promised(String destinationKey) {}
-
-              @Override
-              public void ended(String destinationKey, boolean landed) {}
-            },
-            "b",
-            2);
+    CompletionQueue paged = queueDeletingRecordsPer(2);
     CompletionQueue.RecordDeletes records = keys -> deletes.add(List.copyOf(keys));
     for (String name : List.of("a", "b", "c")) {
       paged.queue(
@@ -178,18 +182,7 @@ class CompletionQueueTest {
           }
           deleted.addAll(keys);
         };
-    CompletionQueue paged =
-        new CompletionQueue(
-            pool,
-            new CompletionQueue.Landing() {
-              @Override
-              public void promised(String destinationKey) {}
-
-              @Override
-              public void ended(String destinationKey, boolean landed) {}
-            },
-            "b",
-            2);
+    CompletionQueue paged = queueDeletingRecordsPer(2);
     for (String name : List.of("a", "b")) {
       paged.queue(
           TASK + name, List.of(TASK + name), "out/" + name, () -> {}, records, this, counters);
