@@ -172,15 +172,27 @@ final class CompletionQueue {
 
   // ---- rounds -------------------------------------------------------------------------------
 
-  /** A job commit listed its job attempt directory: these files are the ones it will move. */
-  void startRound(String jobAttemptKey, Collection<String> files) {
+  /**
+   * A job commit listed its job attempt directory, the listing sent at {@code startedNanos}: these
+   * files are the ones it will move. A round of the same job attempt before it ends.
+   */
+  void startRound(String jobAttemptKey, Collection<String> files, long startedNanos) {
+    MergeRound before;
     synchronized (this) {
-      rounds.put(jobAttemptKey, new MergeRound(jobAttemptKey, files));
+      before = rounds.put(jobAttemptKey, new MergeRound(jobAttemptKey, files, startedNanos));
+    }
+    if (before != null) {
+      before.end();
     }
   }
 
   private synchronized MergeRound roundOf(String sourceKey) {
     return Layouts.jobAttemptOf(sourceKey).map(rounds::get).orElse(null);
+  }
+
+  /** The round under way in the job attempt directory a temporary key lies in, if any. */
+  Optional<MergeRound> roundAround(String temporaryKey) {
+    return Optional.ofNullable(roundOf(temporaryKey));
   }
 
   /** Whether a rename of this temporary file may queue its completion: it is a round's. */
@@ -210,6 +222,7 @@ final class CompletionQueue {
     synchronized (this) {
       rounds.remove(jobAttemptKey, round);
     }
+    round.end();
     for (String root : roots.get()) {
       Batch batch = batch(root);
       if (batch != null) {
@@ -410,9 +423,14 @@ final class CompletionQueue {
    */
   void temporaryTreeChanged(String key, boolean deleted) {
     if (deleted) {
+      List<MergeRound> ended = new ArrayList<>();
       synchronized (this) {
-        rounds.keySet().removeIf(jobAttempt -> Keys.isAtOrUnder(jobAttempt, key));
+        rounds
+            .entrySet()
+            .removeIf(
+                round -> Keys.isAtOrUnder(round.getKey(), key) && ended.add(round.getValue()));
       }
+      ended.forEach(MergeRound::end);
     }
     for (Batch batch : batches()) {
       synchronized (batch) {

@@ -7,6 +7,7 @@ import dev.writeonce.core.model.PendingFile;
 import dev.writeonce.core.store.ObjectInfo;
 import dev.writeonce.core.store.StoreGateway;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -269,6 +270,19 @@ final class KnownKeys {
       }
     }
     return true;
+  }
+
+  /**
+   * A merge round will move these names into the directory: a listing of it sent during the round
+   * answers for them past the window while the round lasts ({@link Listings#hold}).
+   */
+  synchronized void hold(MergeRound round, String directoryKey, Collection<String> names) {
+    listings.hold(round, directoryKey, names);
+  }
+
+  /** Whether the round holds a listing of the directory ({@link #hold}). */
+  synchronized boolean heldBy(MergeRound round, String directoryKey) {
+    return listings.heldBy(round, directoryKey, window.now());
   }
 
   /** Whether a listing of the directory younger than the given age is kept. */

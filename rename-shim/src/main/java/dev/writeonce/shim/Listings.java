@@ -7,17 +7,31 @@ import static dev.writeonce.shim.Keys.prefixOf;
 
 import dev.writeonce.core.store.ObjectInfo;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The complete listings of directories the cache keeps (never a truncated one): each answers for
  * its children, and for everything below a child it shows absent. A flat listing of a tree gives
  * every directory in it a listing. Also the destinations found too large to list whole, so that
  * they are not paged again for a while.
+ *
+ * <p><b>Held listings.</b> A job commit's merge round checks each destination of its files just
+ * before it moves it there; at 10,000 files a round outlasts the window many times over, and each
+ * partition it enters again would be listed again. A listing of a destination sent during a round
+ * is held for it ({@link #hold}): past the window, until the round ends (at most {@link
+ * #MAX_HOLD_NANOS}), it answers for the round's own names in that directory, its direct children
+ * the round moves there, and for nothing else. Every change this JVM makes is applied to it as to
+ * any listing; what it may miss is another process writing one of those very names meanwhile, which
+ * the merge overwrites whatever it is told (FileOutputCommitter deletes a file it finds there).
  */
 @GuardedByCache
 final class Listings {
@@ -73,6 +87,12 @@ final class Listings {
 
   private final Map<String, Long> tooLarge = new HashMap<>();
   private int listedChildren;
+
+  /** A round holds a listing at most this long after it was sent. */
+  static final long MAX_HOLD_NANOS = TimeUnit.MINUTES.toNanos(10);
+
+  /** By directory: the rounds holding its listing, each with the names it moves there. */
+  private final Map<String, Map<MergeRound, Set<String>>> holds = new HashMap<>();
 
   Listings(Window window) {
     this.window = window;
@@ -168,16 +188,25 @@ final class Listings {
       return null;
     }
     if (window.expired(listing.sentNanos, now)) {
-      forget(directoryKey);
+      if (!held(directoryKey, now)) {
+        forget(directoryKey);
+      }
       return null;
     }
     return listing;
   }
 
-  /** What the nearest listing above a key says of it; null when none answers. */
+  /**
+   * What the nearest listing above a key says of it; null when none answers. A listing held past
+   * the window answers for its direct children that a round holding it moves there only.
+   */
   Known answer(String key, long now) {
-    for (String directory = parentOf(key); directory != null; directory = parentOf(directory)) {
+    String parent = parentOf(key);
+    for (String directory = parent; directory != null; directory = parentOf(directory)) {
       Listing listing = fresh(directory, now);
+      if (listing == null && directory.equals(parent)) {
+        listing = heldFor(directory, Keys.nameOf(key), now);
+      }
       if (listing != null) {
         String rest = key.substring(prefixOf(directory).length());
         int slash = rest.indexOf('/');
@@ -352,6 +381,7 @@ final class Listings {
   }
 
   void forget(String directoryKey) {
+    holds.remove(directoryKey);
     Listing gone = listings.remove(directoryKey);
     if (gone != null) {
       listedChildren -= gone.children.size();
@@ -389,8 +419,76 @@ final class Listings {
   }
 
   void clear() {
+    holds.clear();
     listings.clear();
     listedChildren = 0;
+  }
+
+  // ---- held for merge rounds -------------------------------------------------------------------
+
+  /**
+   * A round will move these names into the directory: its listing, when one sent since the round
+   * started is kept, answers for them past the window while the round lasts.
+   */
+  void hold(MergeRound round, String directoryKey, Collection<String> names) {
+    Listing listing = listings.get(directoryKey);
+    if (listing == null || round.ended() || listing.sentNanos - round.startedNanos() < 0) {
+      return;
+    }
+    holds
+        .computeIfAbsent(directoryKey, d -> new HashMap<>())
+        .computeIfAbsent(round, r -> new HashSet<>())
+        .addAll(names);
+  }
+
+  /** Whether the round holds the directory's listing now. */
+  boolean heldBy(MergeRound round, String directoryKey, long now) {
+    Listing listing = listings.get(directoryKey);
+    Map<MergeRound, Set<String>> rounds = holds.get(directoryKey);
+    return listing != null
+        && rounds != null
+        && rounds.containsKey(round)
+        && holdLasts(round, listing, now);
+  }
+
+  /** The directory's listing, when a round holding it moves the name there; null otherwise. */
+  private Listing heldFor(String directoryKey, String name, long now) {
+    Listing listing = listings.get(directoryKey);
+    Map<MergeRound, Set<String>> rounds = holds.get(directoryKey);
+    if (listing == null || rounds == null) {
+      return null;
+    }
+    for (Map.Entry<MergeRound, Set<String>> entry : rounds.entrySet()) {
+      if (entry.getValue().contains(name) && holdLasts(entry.getKey(), listing, now)) {
+        return listing;
+      }
+    }
+    return null;
+  }
+
+  /** Whether any round still holds the directory's listing; rounds whose hold ended are dropped. */
+  private boolean held(String directoryKey, long now) {
+    Listing listing = listings.get(directoryKey);
+    Map<MergeRound, Set<String>> rounds = holds.get(directoryKey);
+    if (listing == null || rounds == null) {
+      return false;
+    }
+    for (Iterator<MergeRound> it = rounds.keySet().iterator(); it.hasNext(); ) {
+      if (!holdLasts(it.next(), listing, now)) {
+        it.remove();
+      }
+    }
+    if (rounds.isEmpty()) {
+      holds.remove(directoryKey);
+      return false;
+    }
+    return true;
+  }
+
+  private static boolean holdLasts(MergeRound round, Listing listing, long now) {
+    return !round.ended()
+        && listing.sentNanos - round.startedNanos() >= 0
+        && now - listing.sentNanos < MAX_HOLD_NANOS;
   }
 
   // ---- destinations too large -------------------------------------------------------------------

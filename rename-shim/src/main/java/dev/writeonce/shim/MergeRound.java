@@ -18,16 +18,36 @@ import java.util.Set;
 final class MergeRound {
 
   private final String jobAttemptKey;
+  private final long startedNanos;
   private final Set<String> remaining;
   private final Set<String> roots = new HashSet<>();
+  private volatile boolean ended;
 
-  MergeRound(String jobAttemptKey, Collection<String> files) {
+  MergeRound(String jobAttemptKey, Collection<String> files, long startedNanos) {
     this.jobAttemptKey = jobAttemptKey;
     this.remaining = new HashSet<>(files);
+    this.startedNanos = startedNanos;
   }
 
   String jobAttemptKey() {
     return jobAttemptKey;
+  }
+
+  /** When the job commit's listing that started the round was sent, on the cache's clock. */
+  long startedNanos() {
+    return startedNanos;
+  }
+
+  /**
+   * Whether the round is over (its last file moved, its job attempt deleted, or another round of
+   * the same job attempt started): the listings it held answer within the window only again.
+   */
+  boolean ended() {
+    return ended;
+  }
+
+  void end() {
+    ended = true;
   }
 
   /** Whether the file is one the round still has to move. */

@@ -377,7 +377,12 @@ final class RenameShim {
       FileStatus[] listed =
           children.isPresent() ? statuses.listed(children.get()) : seen.children(path, key);
       if (listed.length > 0) {
-        prepareMerge(key, children.map(KnownKeys.Children::directories).orElse(List.<String>of()));
+        List<String> names = new ArrayList<>(listed.length);
+        for (FileStatus status : listed) {
+          names.add(status.getPath().getName());
+        }
+        prepareMerge(
+            key, children.map(KnownKeys.Children::directories).orElse(List.<String>of()), names);
       }
       return statuses.resolveAll(listed, this::temporary, threads, "listing " + path);
     }
@@ -638,7 +643,7 @@ final class RenameShim {
         }
       }
     }
-    queue.startRound(jobAttemptKey, files);
+    queue.startRound(jobAttemptKey, files, env.nanoClock().getAsLong());
   }
 
   /**
@@ -647,8 +652,14 @@ final class RenameShim {
    * into several directories (a committed task's partitions) lists the destination whole, when it
    * is small enough, else the destination and each of those directories that exist, in parallel.
    * Nothing is listed while listings younger than half the window answer for all of them.
+   *
+   * <p>In a job commit's round, every destination listing sent is held for the round, and the
+   * temporary directory's {@code names} are the ones the round moves into its destination: the
+   * round's later merges into the same directories (the next tasks' files in the same partitions)
+   * are answered from those listings, however long the round takes ({@link Listings#hold}).
    */
-  private void prepareMerge(String temporaryKey, List<String> subdirectories) throws IOException {
+  private void prepareMerge(String temporaryKey, List<String> subdirectories, List<String> names)
+      throws IOException {
     if (!known.caching()) {
       return;
     }
@@ -660,6 +671,27 @@ final class RenameShim {
     for (String subdirectory : subdirectories) {
       destinationDirectoryOf(subdirectory).ifPresent(mergeInto::add);
     }
+    MergeRound round =
+        Layouts.committedTaskOf(temporaryKey).isPresent()
+            ? queue.roundAround(temporaryKey).orElse(null)
+            : null;
+    listDestinations(temporaryKey, destination.get(), subdirectories, mergeInto, round);
+    if (round != null) {
+      known.hold(round, destination.get(), names);
+      for (String below : mergeInto) {
+        known.hold(round, below, List.of());
+      }
+    }
+  }
+
+  /** The listings {@link #prepareMerge} sends, none for directories the round holds. */
+  private void listDestinations(
+      String temporaryKey,
+      String destinationKey,
+      List<String> subdirectories,
+      List<String> mergeInto,
+      MergeRound round)
+      throws IOException {
     long halfWindow = windowNanos / 2;
     boolean partition =
         subdirectories.isEmpty()
@@ -667,8 +699,12 @@ final class RenameShim {
                 .filter(t -> !t.equals(temporaryKey))
                 .isPresent();
     int ahead = partition ? partitionsAhead(temporaryKey, halfWindow) : 0;
-    if (known.listedWithin(destination.get(), halfWindow)
-        && mergeInto.stream().allMatch(directory -> answersInside(directory, halfWindow))) {
+    if (answers(destinationKey, halfWindow, round)
+        && mergeInto.stream()
+            .allMatch(
+                directory ->
+                    answersInside(directory, halfWindow)
+                        || (round != null && known.heldBy(round, directory)))) {
       return;
     }
     // A directory deep in a committed task (a partition) renews the listing of the whole output,
@@ -678,7 +714,7 @@ final class RenameShim {
     Optional<String> root = Layouts.mergeRootOf(temporaryKey);
     if (subdirectories.isEmpty()
         && root.isPresent()
-        && !root.get().equals(destination.get())
+        && !root.get().equals(destinationKey)
         && known.lastTreeSize(root.get()) >= 0
         && known.lastTreeSize(root.get()) <= WHOLE_OUTPUT_RENEWAL_KEYS
         && !known.foundTooLarge(root.get(), TOO_LARGE_WINDOWS * windowNanos)) {
@@ -687,44 +723,47 @@ final class RenameShim {
           root.get(),
           MERGE_TREE_KEYS,
           temporaryNameUnder(root.get(), temporaryKey),
-          List.of(destination.get()),
+          List.of(destinationKey),
           counters)) {
         return;
       }
       known.foundTooLarge(root.get());
     }
     if (!subdirectories.isEmpty()
-        && !known.foundTooLarge(destination.get(), TOO_LARGE_WINDOWS * windowNanos)) {
+        && !known.foundTooLarge(destinationKey, TOO_LARGE_WINDOWS * windowNanos)) {
       if (known.listTree(
           gateway,
-          destination.get(),
+          destinationKey,
           MERGE_TREE_KEYS,
-          temporaryNameUnder(destination.get(), temporaryKey),
+          temporaryNameUnder(destinationKey, temporaryKey),
           mergeInto,
           counters)) {
         return;
       }
-      known.foundTooLarge(destination.get());
+      known.foundTooLarge(destinationKey);
     }
-    if (!known.listedWithin(destination.get(), halfWindow)) {
+    if (!answers(destinationKey, halfWindow, round)) {
       List<String> batch = new ArrayList<>();
-      if (!tooManyChildren(destination.get())) {
-        batch.add(destination.get());
+      if (!tooManyChildren(destinationKey)) {
+        batch.add(destinationKey);
       }
       if (ahead > 0) {
-        batch.addAll(nextDestinations(temporaryKey, destination.get(), ahead, halfWindow));
+        batch.addAll(nextDestinations(temporaryKey, destinationKey, ahead, halfWindow));
       }
       Tasks.runAll(
           listingThreads,
           "listing destination directories",
           batch,
           directory -> known.listDirectory(gateway, directory, MAX_CHILDREN, counters));
+      if (round != null) {
+        batch.forEach(directory -> known.hold(round, directory, List.of()));
+      }
     }
     List<String> existing = new ArrayList<>();
     for (String below : mergeInto) {
       // One the destination's listing shows absent is moved whole: nothing checks inside it.
       if (!known.answer(below).isAbsent()
-          && !known.listedWithin(below, halfWindow)
+          && !answers(below, halfWindow, round)
           && !tooManyChildren(below)) {
         existing.add(below);
       }
@@ -734,6 +773,12 @@ final class RenameShim {
         "listing destination directories",
         existing,
         directory -> known.listDirectory(gateway, directory, MAX_CHILDREN, counters));
+  }
+
+  /** Whether a listing of the directory answers: younger than the age, or held by the round. */
+  private boolean answers(String directory, long ageNanos, MergeRound round) {
+    return known.listedWithin(directory, ageNanos)
+        || (round != null && known.heldBy(round, directory));
   }
 
   /**

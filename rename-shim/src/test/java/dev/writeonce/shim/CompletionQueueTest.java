@@ -71,7 +71,7 @@ class CompletionQueueTest {
 
   @Test
   void aDeletedTemporaryTreeEndsTheRoundsOfItsJobAttempts() {
-    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"), 0L);
     queue.temporaryTreeChanged("out/_temporary", false);
     assertThat(queue.inRound(TASK + "a")).as("a mkdirs leaves the round").isTrue();
 
@@ -84,9 +84,9 @@ class CompletionQueueTest {
   /** A delete of one job attempt directory ends its round only, not a sibling's. */
   @Test
   void aDeleteOfOneJobAttemptDirectoryLeavesTheRoundsOfItsSiblings() {
-    queue.startRound("out/_temporary/0", List.of("out/_temporary/0/task_1/a"));
-    queue.startRound("out/_temporary/1", List.of("out/_temporary/1/task_1/a"));
-    queue.startRound("out/_temporary/10", List.of("out/_temporary/10/task_1/a"));
+    queue.startRound("out/_temporary/0", List.of("out/_temporary/0/task_1/a"), 0L);
+    queue.startRound("out/_temporary/1", List.of("out/_temporary/1/task_1/a"), 0L);
+    queue.startRound("out/_temporary/10", List.of("out/_temporary/10/task_1/a"), 0L);
 
     queue.temporaryTreeChanged("out/_temporary/1", true);
     queue.temporaryTreeChanged("out/_temporary/0/_temporary/attempt_1", true); // a task's abort
@@ -107,7 +107,7 @@ class CompletionQueueTest {
    */
   @Test
   void aRoundEndedByADeleteNeverSwallowsAFailureNobodyWasToldOf() throws Exception {
-    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"), 0L);
     queue("a", true);
     release.countDown();
 
@@ -201,7 +201,7 @@ class CompletionQueueTest {
 
   @Test
   void aFileOfTheRoundMayQueueAndAnyOtherMayNot() {
-    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"), 0L);
 
     assertThat(queue.inRound(TASK + "a")).isTrue();
     assertThat(queue.inRound(TASK + "b")).as("not listed by the job commit").isFalse();
@@ -211,7 +211,7 @@ class CompletionQueueTest {
   @Test
   void theRenameOfTheRoundsLastFileWaitsForEveryCompletionAndFailsWithTheFirstFailure()
       throws Exception {
-    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"), 0L);
     queue("a", false);
     queue.moved(JOB_ATTEMPT, List.of(TASK + "a"), counters);
     queue("b", true);
@@ -227,7 +227,7 @@ class CompletionQueueTest {
   @Test
   void aReaderWaitsButNeverConsumesTheFailureWhichTheTemporaryTreesDeleteThenReports()
       throws Exception {
-    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"), 0L);
     queue("a", true);
     release.countDown();
 
@@ -247,7 +247,7 @@ class CompletionQueueTest {
   @Test
   void everyCreateUnderTheOutputAndEveryAwaitFailsWithTheFailureUntilTheJobAborts()
       throws Exception {
-    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"), 0L);
     queue("a", true);
     release.countDown();
 
@@ -267,7 +267,7 @@ class CompletionQueueTest {
 
   @Test
   void onceACompletionFailedTheMergeStopsAtItsNextQueuedRename() throws Exception {
-    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"), 0L);
     queue("a", true);
     release.countDown();
     queue.barrier(Operation.Kind.READ, "out/a", false, counters); // waits for it to fail
@@ -277,7 +277,7 @@ class CompletionQueueTest {
 
   @Test
   void aStatusOfADirectoryAboveAQueuedFileDoesNotWaitAndOneOfTheFileDoes() throws Exception {
-    queue.startRound(JOB_ATTEMPT, List.of(TASK + "p=1/a"));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "p=1/a"), 0L);
     queue.queue(
         TASK + "p=1/a",
         List.of(TASK + "p=1/a"),
@@ -306,7 +306,7 @@ class CompletionQueueTest {
 
   @Test
   void closeReportsAFailureNoJobCommitWasToldOf() throws Exception {
-    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a", TASK + "b"), 0L);
     queue("a", true);
     release.countDown();
 
@@ -326,7 +326,7 @@ class CompletionQueueTest {
     CountDownLatch deleting = new CountDownLatch(1);
     CountDownLatch mayDelete = new CountDownLatch(1);
     List<String> stored = Collections.synchronizedList(new ArrayList<>(List.of(TASK + "a")));
-    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"), 0L);
     queue.queue(
         TASK + "a",
         List.of(TASK + "a"),
@@ -381,7 +381,7 @@ class CompletionQueueTest {
   @Test
   void recordsWhoseDeleteFailedAreDeletedByTheNextBarrier() throws Exception {
     AtomicInteger attempts = new AtomicInteger();
-    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"));
+    queue.startRound(JOB_ATTEMPT, List.of(TASK + "a"), 0L);
     queue.queue(
         TASK + "a",
         List.of(TASK + "a"),

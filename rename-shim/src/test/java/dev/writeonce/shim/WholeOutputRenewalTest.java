@@ -3,6 +3,7 @@ package dev.writeonce.shim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.writeonce.core.store.check.StoreTrust;
+import dev.writeonce.core.testing.s3.Handling;
 import dev.writeonce.core.testing.s3.MemoryS3;
 import dev.writeonce.core.testing.s3.MemoryS3ClientFactory;
 import dev.writeonce.core.testing.s3.MemoryS3Settings;
@@ -38,7 +39,21 @@ class WholeOutputRenewalTest {
   private final MemoryS3 store = new MemoryS3();
   private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
   private final AtomicLong perRead = new AtomicLong();
-  private final String endpoint = MemoryS3ClientFactory.register(store, RequestHook.NONE);
+
+  /** LISTs of the output's own directories, not of its temporary ones. */
+  private final AtomicLong destinationLists = new AtomicLong();
+
+  private final String endpoint =
+      MemoryS3ClientFactory.register(
+          store,
+          (RequestHook)
+              request -> {
+                if (request.operation().equals("ListObjectsV2")
+                    && !request.key().contains("_temporary")) {
+                  destinationLists.incrementAndGet();
+                }
+                return Handling.PROCEED;
+              });
 
   @AfterEach
   void tearDown() throws Exception {
@@ -183,8 +198,10 @@ class WholeOutputRenewalTest {
 
     Path attempt = new Path(output, "_temporary/0");
     Path task = new Path(attempt, TASK0);
-    fs.listStatus(attempt);
+    // The task's listing before its job attempt's: no round holds the output's listings (those
+    // sent during a round answer for its own names past the window), so they are renewed.
     fs.listStatus(task);
+    fs.listStatus(attempt);
     nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(600)); // older than half the window
 
     // Another process writes now, before the partition's merge renews the output's listing.
@@ -230,8 +247,8 @@ class WholeOutputRenewalTest {
     store.putObject("b", "t/p=2", new byte[1]);
     Path attempt = new Path(output, "_temporary/0");
     Path task = new Path(attempt, TASK0);
+    fs.listStatus(task); // before the round: its listings are renewed, not held
     fs.listStatus(attempt);
-    fs.listStatus(task);
     nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(600));
     store.putObject("b", "t/p=1", new byte[1]); // a file at the destination's own key
     fs.listStatus(new Path(task, "p=1"));
@@ -245,13 +262,18 @@ class WholeOutputRenewalTest {
 
   private long jobCommitLists(int existing, long readMillis, int partitions, int files)
       throws Exception {
+    return jobCommitLists(2, existing, readMillis, partitions, files);
+  }
+
+  private long jobCommitLists(int tasks, int existing, long readMillis, int partitions, int files)
+      throws Exception {
     FileSystem fs = fileSystem("1s");
     Path output = new Path("s3a://b/t");
     List<String> names = new ArrayList<>();
     for (int p = 0; p < partitions; p++) {
       names.add("p=" + p);
     }
-    FileOutputCommitter committer = commitTasks(fs, output, 2, names, files);
+    FileOutputCommitter committer = commitTasks(fs, output, tasks, names, files);
     for (int i = 0; i < existing; i++) {
       store.putObject("b", "t/p=" + (i % partitions) + "/existing-" + i + ".txt", new byte[1]);
     }
@@ -261,7 +283,7 @@ class WholeOutputRenewalTest {
     committer.commitJob(job);
     long lists = store.requestCount("ListObjectsV2") - before;
     assertThat(store.keys("b").stream().filter(k -> k.contains("/part-")))
-        .hasSize(2 * partitions * files);
+        .hasSize(tasks * partitions * files);
     return lists;
   }
 
@@ -298,5 +320,64 @@ class WholeOutputRenewalTest {
   void anOutputOverTheTreeLimitCostsWhatItDid() throws Exception {
     long lists = jobCommitLists(6_000, 200, 40, 1);
     assertThat(lists).as("LISTs of the job commit").isLessThanOrEqualTo(230);
+  }
+
+  // ---- listings a merge round holds
+  // --------------------------------------------------------------
+
+  @Test
+  void aSlowMergeListsEachDestinationOnceForItsRoundNotOncePerTask() throws Exception {
+    // 10 tasks x 40 partitions, 2,000 objects already there; each READ takes 600 ms of the window:
+    // every task finds the listings of the one before long expired. The round holds them: each
+    // partition is listed when the first task enters it, not again by the nine after it.
+    // Before, 478 LISTs of the output's directories (685 in all).
+    jobCommitLists(10, 2_000, 600, 40, 1);
+    assertThat(destinationLists.get())
+        .as("LISTs of the output's directories")
+        .isLessThanOrEqualTo(10);
+  }
+
+  /**
+   * Past the window, a listing the round holds answers for the names the round moves into the
+   * directory only: another process's file in a partition, and anything deeper than the listing's
+   * children, are asked of the store; once the round is over nothing is answered from it.
+   */
+  @Test
+  void aHeldListingAnswersOnlyForTheRoundsOwnNames() throws Exception {
+    FileSystem fs = fileSystem("1s");
+    Path output = new Path("s3a://b/t");
+    commitTasks(fs, output, 2, List.of("p=1", "p=2"), 1);
+    Path attempt = new Path(output, "_temporary/0");
+    Path task = new Path(attempt, TASK0);
+    fs.listStatus(attempt); // the round starts
+    fs.listStatus(task); // lists t, held for the names p=1 and p=2
+    fs.listStatus(new Path(task, "p=1")); // lists t/p=1, held for part-0-0.txt
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(5)); // far past the window
+
+    store.putObject("b", "t/p=1/other.txt", new byte[1]);
+    store.putObject("b", "t/p=1/part-0-0.txt/deep", new byte[1]);
+    store.putObject("b", "t/p=2/x/y", new byte[1]);
+    store.putObject("b", "t/p=3", new byte[1]);
+    long heads = store.requestCount("HeadObject") + store.requestCount("ListObjectsV2");
+
+    assertThat(fs.exists(new Path("s3a://b/t/p=1/other.txt"))).as("not the round's").isTrue();
+    assertThat(fs.exists(new Path("s3a://b/t/p=1/part-0-0.txt/deep"))).isTrue();
+    assertThat(fs.exists(new Path("s3a://b/t/p=2/x/y"))).isTrue();
+    assertThat(fs.exists(new Path("s3a://b/t/p=3"))).as("not the round's").isTrue();
+    long asked = store.requestCount("HeadObject") + store.requestCount("ListObjectsV2") - heads;
+    assertThat(asked).as("requests for names the round does not move").isGreaterThanOrEqualTo(4);
+
+    // The round's own names are answered from its listings: no request.
+    long before = store.requestCount("HeadObject") + store.requestCount("ListObjectsV2");
+    assertThat(fs.exists(new Path("s3a://b/t/p=1/part-0-0.txt"))).isFalse();
+    assertThat(fs.exists(new Path("s3a://b/t/p=2"))).isFalse();
+    assertThat(store.requestCount("HeadObject") + store.requestCount("ListObjectsV2") - before)
+        .as("requests for the round's own names")
+        .isZero();
+
+    // The job's cleanup ends the round: its listings answer nothing past the window again.
+    fs.delete(new Path(output, "_temporary"), true);
+    store.putObject("b", "t/p=1/part-0-0.txt", new byte[1]);
+    assertThat(fs.exists(new Path("s3a://b/t/p=1/part-0-0.txt"))).isTrue();
   }
 }
