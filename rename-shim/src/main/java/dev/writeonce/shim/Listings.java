@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -28,10 +27,11 @@ import java.util.concurrent.TimeUnit;
  * before it moves it there; at 10,000 files a round outlasts the window many times over, and each
  * partition it enters again would be listed again. A listing of a destination sent during a round
  * is held for it ({@link #hold}): past the window, until the round ends (at most {@link
- * #MAX_HOLD_NANOS}), it answers for the round's own names in that directory, its direct children
- * the round moves there, and for nothing else. Every change this JVM makes is applied to it as to
- * any listing; what it may miss is another process writing one of those very names meanwhile, which
- * the merge overwrites whatever it is told (FileOutputCommitter deletes a file it finds there).
+ * #MAX_HOLD_NANOS} after it started), it answers for the round's own names in that directory, its
+ * direct children the round moves there, and for nothing else. Every change this JVM makes is
+ * applied to it as to any listing; what it may miss is another process writing one of those very
+ * names meanwhile, which the merge overwrites whatever it is told (FileOutputCommitter deletes a
+ * file it finds there).
  */
 @GuardedByCache
 final class Listings {
@@ -75,6 +75,13 @@ final class Listings {
     final long sentNanos;
     final TreeMap<String, Child> children = new TreeMap<>();
 
+    /**
+     * The rounds holding this listing, each with the names it moves into the directory; null when
+     * none. A listing that replaces it holds for none: a round holds what it was sent, not the
+     * directory.
+     */
+    Map<MergeRound, Set<String>> heldBy;
+
     Listing(long sentNanos) {
       this.sentNanos = sentNanos;
     }
@@ -88,11 +95,8 @@ final class Listings {
   private final Map<String, Long> tooLarge = new HashMap<>();
   private int listedChildren;
 
-  /** A round holds a listing at most this long after it was sent. */
+  /** A round holds listings at most this long after it started. */
   static final long MAX_HOLD_NANOS = TimeUnit.MINUTES.toNanos(10);
-
-  /** By directory: the rounds holding its listing, each with the names it moves there. */
-  private final Map<String, Map<MergeRound, Set<String>>> holds = new HashMap<>();
 
   Listings(Window window) {
     this.window = window;
@@ -381,7 +385,6 @@ final class Listings {
   }
 
   void forget(String directoryKey) {
-    holds.remove(directoryKey);
     Listing gone = listings.remove(directoryKey);
     if (gone != null) {
       listedChildren -= gone.children.size();
@@ -419,7 +422,6 @@ final class Listings {
   }
 
   void clear() {
-    holds.clear();
     listings.clear();
     listedChildren = 0;
   }
@@ -432,33 +434,31 @@ final class Listings {
    */
   void hold(MergeRound round, String directoryKey, Collection<String> names) {
     Listing listing = listings.get(directoryKey);
-    if (listing == null || round.ended() || listing.sentNanos - round.startedNanos() < 0) {
+    if (listing == null || !holdLasts(round, listing, window.now())) {
       return;
     }
-    holds
-        .computeIfAbsent(directoryKey, d -> new HashMap<>())
-        .computeIfAbsent(round, r -> new HashSet<>())
-        .addAll(names);
+    if (listing.heldBy == null) {
+      listing.heldBy = new HashMap<>();
+    }
+    listing.heldBy.computeIfAbsent(round, r -> new HashSet<>()).addAll(names);
   }
 
   /** Whether the round holds the directory's listing now. */
   boolean heldBy(MergeRound round, String directoryKey, long now) {
     Listing listing = listings.get(directoryKey);
-    Map<MergeRound, Set<String>> rounds = holds.get(directoryKey);
     return listing != null
-        && rounds != null
-        && rounds.containsKey(round)
+        && listing.heldBy != null
+        && listing.heldBy.containsKey(round)
         && holdLasts(round, listing, now);
   }
 
   /** The directory's listing, when a round holding it moves the name there; null otherwise. */
   private Listing heldFor(String directoryKey, String name, long now) {
     Listing listing = listings.get(directoryKey);
-    Map<MergeRound, Set<String>> rounds = holds.get(directoryKey);
-    if (listing == null || rounds == null) {
+    if (listing == null || listing.heldBy == null) {
       return null;
     }
-    for (Map.Entry<MergeRound, Set<String>> entry : rounds.entrySet()) {
+    for (Map.Entry<MergeRound, Set<String>> entry : listing.heldBy.entrySet()) {
       if (entry.getValue().contains(name) && holdLasts(entry.getKey(), listing, now)) {
         return listing;
       }
@@ -469,26 +469,28 @@ final class Listings {
   /** Whether any round still holds the directory's listing; rounds whose hold ended are dropped. */
   private boolean held(String directoryKey, long now) {
     Listing listing = listings.get(directoryKey);
-    Map<MergeRound, Set<String>> rounds = holds.get(directoryKey);
-    if (listing == null || rounds == null) {
+    if (listing == null || listing.heldBy == null) {
       return false;
     }
-    for (Iterator<MergeRound> it = rounds.keySet().iterator(); it.hasNext(); ) {
-      if (!holdLasts(it.next(), listing, now)) {
-        it.remove();
-      }
-    }
-    if (rounds.isEmpty()) {
-      holds.remove(directoryKey);
+    listing.heldBy.keySet().removeIf(round -> !holdLasts(round, listing, now));
+    if (listing.heldBy.isEmpty()) {
+      listing.heldBy = null;
       return false;
     }
     return true;
   }
 
-  private static boolean holdLasts(MergeRound round, Listing listing, long now) {
-    return !round.ended()
+  /**
+   * Whether a round's hold on a listing lasts: the cache keeps listings at all (a window of 0 keeps
+   * none, held or not), the round is under way and younger than {@link #MAX_HOLD_NANOS} (a round
+   * that never ends, a job commit that failed without its cleanup, holds nothing past it), and the
+   * listing was sent during it.
+   */
+  private boolean holdLasts(MergeRound round, Listing listing, long now) {
+    return window.caching()
+        && !round.ended()
         && listing.sentNanos - round.startedNanos() >= 0
-        && now - listing.sentNanos < MAX_HOLD_NANOS;
+        && now - round.startedNanos() < MAX_HOLD_NANOS;
   }
 
   // ---- destinations too large -------------------------------------------------------------------
