@@ -11,6 +11,10 @@ opens=(java.lang java.lang.invoke java.lang.reflect java.io java.net java.nio ja
 flags=()
 for p in "${opens[@]}"; do flags+=("--add-opens=java.base/$p=ALL-UNNAMED"); done
 cd "$root"
+# The commit the figures belong to, for the reports; a tree with changes is marked so.
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then commit="$commit+changes"; fi
 exec java -Xmx"${BENCH_HEAP:-4g}" "${flags[@]}" -Djdk.reflect.useDirectMethodHandle=false \
+  -Dwriteonce.commit="$commit" \
   -Dio.netty.tryReflectionSetAccessible=true -Djava.awt.headless=true \
   -cp "$root/benchmarks/target/classes:$root/benchmarks/target/lib/*" dev.writeonce.bench.BenchMain "$@"

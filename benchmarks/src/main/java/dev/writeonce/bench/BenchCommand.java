@@ -50,9 +50,17 @@ final class BenchCommand implements Callable<Integer> {
       names = "--rename-max-files",
       defaultValue = "1000",
       description =
-          "largest file count for the committers that rename (FileOutputCommitter on S3A and"
-              + " through the shim), which copy or complete file by file (1000)")
+          "largest file count for FileOutputCommitter on S3A, whose renames copy file by file"
+              + " (1000)")
   int renameMaxFiles;
+
+  @Option(
+      names = "--shim-max-files",
+      defaultValue = "10000",
+      description =
+          "largest file count for FileOutputCommitter through the rename shim, whose job commit"
+              + " completes file by file (10000)")
+  int shimMaxFiles;
 
   @Option(
       names = "--terasort-rows",
@@ -131,7 +139,8 @@ final class BenchCommand implements Callable<Integer> {
       versions =
           String.format(
               Locale.ROOT,
-              "Spark %s (local[2]), Hadoop %s, %s",
+              "this project at commit %s; Spark %s (local[2]), Hadoop %s, %s",
+              System.getProperty("writeonce.commit", "(unknown)"),
               writes.spark().version(),
               org.apache.hadoop.util.VersionInfo.getVersion(),
               storeVersion());
@@ -179,7 +188,8 @@ final class BenchCommand implements Callable<Integer> {
               .cache();
       data.count();
       for (SparkWrites.Variant variant : variants) {
-        if (variant.renames() && files > renameMaxFiles) {
+        if (variant.renames()
+            && files > (variant.name().equals(SparkWrites.SHIM) ? shimMaxFiles : renameMaxFiles)) {
           continue;
         }
         console.printf(Locale.ROOT, "%,d files through %s...%n", files, variant.name());
