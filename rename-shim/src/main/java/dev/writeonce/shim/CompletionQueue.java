@@ -173,8 +173,9 @@ final class CompletionQueue {
   // ---- rounds -------------------------------------------------------------------------------
 
   /**
-   * A job commit listed its job attempt directory, the listing sent at {@code startedNanos}: these
-   * files are the ones it will move. A round of the same job attempt before it ends.
+   * A job commit listed its job attempt directory: these files are the ones it will move, in a
+   * round started at {@code startedNanos} (the cache's clock). A round of the same job attempt
+   * still under way ends there.
    */
   void startRound(String jobAttemptKey, Collection<String> files, long startedNanos) {
     MergeRound before;

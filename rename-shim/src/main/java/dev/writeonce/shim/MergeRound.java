@@ -33,7 +33,7 @@ final class MergeRound {
     return jobAttemptKey;
   }
 
-  /** When the job commit's listing that started the round was sent, on the cache's clock. */
+  /** When the round started, just after the job commit's listing, on the cache's clock. */
   long startedNanos() {
     return startedNanos;
   }
