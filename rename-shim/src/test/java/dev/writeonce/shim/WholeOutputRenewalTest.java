@@ -9,6 +9,7 @@ import dev.writeonce.core.testing.s3.MemoryS3ClientFactory;
 import dev.writeonce.core.testing.s3.MemoryS3Settings;
 import dev.writeonce.core.testing.s3.RequestHook;
 import dev.writeonce.core.upload.UploadPool;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -152,18 +153,35 @@ class WholeOutputRenewalTest {
   private FileOutputCommitter commitTasks(
       FileSystem fs, Path output, int tasks, List<String> partitions, int filesPerPartition)
       throws Exception {
+    return commitTasks(fs, output, 1, tasks, partitions, filesPerPartition, "part-");
+  }
+
+  /**
+   * Commits tasks of job {@code job} writing files named {@code prefix<task>-<file>.txt} into the
+   * partitions given ("" for the output itself); returns the job's committer.
+   */
+  private FileOutputCommitter commitTasks(
+      FileSystem fs,
+      Path output,
+      int job,
+      int tasks,
+      List<String> partitions,
+      int filesPerPartition,
+      String prefix)
+      throws Exception {
     Configuration conf = fs.getConf();
-    JobContext job = new JobContextImpl(conf, new JobID("20261129", 1));
-    new FileOutputCommitter(output, job).setupJob(job);
+    JobContext context = new JobContextImpl(conf, new JobID("20261129", job));
+    new FileOutputCommitter(output, context).setupJob(context);
     FileOutputCommitter committer = null;
     for (int t = 0; t < tasks; t++) {
       TaskAttemptContext task =
-          new TaskAttemptContextImpl(conf, new TaskAttemptID("20261129", 1, TaskType.MAP, t, 0));
+          new TaskAttemptContextImpl(conf, new TaskAttemptID("20261129", job, TaskType.MAP, t, 0));
       committer = new FileOutputCommitter(output, task);
       committer.setupTask(task);
       for (String p : partitions) {
         for (int f = 0; f < filesPerPartition; f++) {
-          Path file = new Path(committer.getWorkPath(), p + "/part-" + t + "-" + f + ".txt");
+          String name = prefix + t + "-" + f + ".txt";
+          Path file = new Path(committer.getWorkPath(), p.isEmpty() ? name : p + "/" + name);
           try (FSDataOutputStream out = fs.create(file, true)) {
             out.write(("row " + p).getBytes(StandardCharsets.UTF_8));
           }
@@ -346,12 +364,7 @@ class WholeOutputRenewalTest {
   void aHeldListingAnswersOnlyForTheRoundsOwnNames() throws Exception {
     FileSystem fs = fileSystem("1s");
     Path output = new Path("s3a://b/t");
-    commitTasks(fs, output, 2, List.of("p=1", "p=2"), 1);
-    Path attempt = new Path(output, "_temporary/0");
-    Path task = new Path(attempt, TASK0);
-    fs.listStatus(attempt); // the round starts
-    fs.listStatus(task); // lists t, held for the names p=1 and p=2
-    fs.listStatus(new Path(task, "p=1")); // lists t/p=1, held for part-0-0.txt
+    roundHoldingListings(fs);
     nanos.addAndGet(TimeUnit.SECONDS.toNanos(5)); // far past the window
 
     store.putObject("b", "t/p=1/other.txt", new byte[1]);
@@ -379,5 +392,58 @@ class WholeOutputRenewalTest {
     fs.delete(new Path(output, "_temporary"), true);
     store.putObject("b", "t/p=1/part-0-0.txt", new byte[1]);
     assertThat(fs.exists(new Path("s3a://b/t/p=1/part-0-0.txt"))).isTrue();
+  }
+
+  /**
+   * Starts a round of job 1 on t (2 tasks writing p=1 and p=2) and leaves it under way, as a job
+   * commit that failed half-way without its cleanup would: t is held for p=1 and p=2, t/p=1 for
+   * part-0-0.txt.
+   */
+  private void roundHoldingListings(FileSystem fs) throws Exception {
+    Path output = new Path("s3a://b/t");
+    commitTasks(fs, output, 2, List.of("p=1", "p=2"), 1);
+    Path attempt = new Path(output, "_temporary/0");
+    Path task = new Path(attempt, TASK0);
+    fs.listStatus(attempt); // the round starts
+    fs.listStatus(task); // lists t, held for the names p=1 and p=2
+    fs.listStatus(new Path(task, "p=1")); // lists t/p=1, held for part-0-0.txt
+  }
+
+  /** An instance opened with a listing window of 0 makes the bucket's window 0: nothing is held. */
+  @Test
+  void aWindowOfZeroAnswersNothingFromAHeldListing() throws Exception {
+    FileSystem fs = fileSystem("1s");
+    roundHoldingListings(fs);
+    FileSystem strict = FileSystem.newInstance(new URI("s3a://b/"), conf("0"));
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(5));
+    store.putObject("b", "t/p=1/part-0-0.txt", new byte[1]); // another process
+    assertThat(strict.exists(new Path("s3a://b/t/p=1/part-0-0.txt")))
+        .as("an instance with a listing window of 0 asks the store")
+        .isTrue();
+  }
+
+  /**
+   * A round that never ends holds no listing past 10 minutes from its start, and none that another
+   * round sent later: here jobs writing t/p=1 every 5 minutes relist it. 17 minutes after the stuck
+   * round started, another process's file under the stuck round's name is seen.
+   */
+  @Test
+  void aRoundThatNeverEndsHoldsNoListingPastTenMinutesFromItsStart() throws Exception {
+    FileSystem fs = fileSystem("1s");
+    roundHoldingListings(fs);
+    Path partition = new Path("s3a://b/t/p=1");
+    for (int job = 2; job <= 3; job++) {
+      nanos.addAndGet(TimeUnit.MINUTES.toNanos(5));
+      FileOutputCommitter committer =
+          commitTasks(fs, partition, job, 1, List.of(""), 1, "job" + job + "-");
+      committer.commitJob(new JobContextImpl(fs.getConf(), new JobID("20261129", job)));
+      assertThat(store.keys("b")).contains("t/p=1/job" + job + "-0-0.txt");
+    }
+    nanos.addAndGet(TimeUnit.MINUTES.toNanos(7));
+    store.putObject("b", "t/p=1/part-0-0.txt", new byte[1]); // another process, 17 min on
+    nanos.addAndGet(TimeUnit.SECONDS.toNanos(5));
+    assertThat(fs.exists(new Path("s3a://b/t/p=1/part-0-0.txt")))
+        .as("17 minutes after the stuck round started, 7 after the last listing of t/p=1")
+        .isTrue();
   }
 }
