@@ -262,6 +262,95 @@ public final class S3StoreGateway implements StoreGateway {
   }
 
   @Override
+  public String putObject(
+      String key, ObjectBody body, boolean ifNoneMatch, java.util.Map<String, String> metadata)
+      throws StoreException {
+    if (body.length() > 5L * 1024 * 1024 * 1024) {
+      throw new StoreException(
+          ErrorKind.FATAL,
+          0,
+          "PutObject "
+              + uri(key)
+              + ": "
+              + body.length()
+              + " bytes, more than one PUT takes (5 GiB)",
+          null);
+    }
+    Put put =
+        () -> {
+          PutObjectRequest.Builder request = requests.put(key, 0);
+          request.contentLength(body.length());
+          java.util.Map<String, String> merged =
+              new java.util.HashMap<>(request.build().metadata());
+          merged.putAll(metadata);
+          request.metadata(merged);
+          if (ifNoneMatch) {
+            request.ifNoneMatch("*");
+          }
+          // A file is read afresh on each attempt, so the SDK can retry the request.
+          RequestBody content =
+              body instanceof ObjectBody.File file
+                  ? RequestBody.fromContentProvider(
+                      () -> BoundedInputStream.ofRange(file.path(), 0, file.length()),
+                      file.length(),
+                      "application/octet-stream")
+                  : RequestBody.fromBytes(((ObjectBody.Bytes) body).data());
+          String etag =
+              call(
+                  RequestType.PUT_OBJECT,
+                  "PutObject",
+                  key,
+                  () -> observed(s3.putObject(request.build(), content)).eTag());
+          return Etags.unquote(etag);
+        };
+    return ifNoneMatch ? conditional(Capability.PUT_IF_NONE_MATCH, put) : put.send();
+  }
+
+  @Override
+  public Optional<java.util.Map<String, String>> objectMetadata(String key) throws StoreException {
+    HeadObjectRequest request = requests.head(key);
+    try {
+      HeadObjectResponse head =
+          call(RequestType.HEAD_OBJECT, "HeadObject", key, () -> observed(s3.headObject(request)));
+      return Optional.of(head.metadata());
+    } catch (StoreException e) {
+      if (e.is(ErrorKind.NOT_FOUND)) {
+        return Optional.empty();
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public DirectoryListing listDirectory(String prefix) throws StoreException {
+    List<ObjectInfo> files = new ArrayList<>();
+    List<String> directories = new ArrayList<>();
+    String token = null;
+    do {
+      ListObjectsV2Request request =
+          ListObjectsV2Request.builder()
+              .bucket(bucket)
+              .prefix(prefix)
+              .delimiter("/")
+              .continuationToken(token)
+              .build();
+      ListObjectsV2Response page =
+          call(
+              RequestType.LIST_OBJECTS,
+              "ListObjectsV2",
+              prefix,
+              () -> observed(s3.listObjectsV2(request)));
+      page.commonPrefixes().forEach(p -> directories.add(p.prefix()));
+      for (S3Object object : page.contents()) {
+        long modified = object.lastModified() == null ? 0 : object.lastModified().toEpochMilli();
+        files.add(new ObjectInfo(object.key(), object.size(), object.eTag(), modified));
+      }
+      token = nextToken(page, prefix);
+    } while (token != null);
+    return new DirectoryListing(files, directories);
+  }
+
+  @Override
   public String replaceObject(String key, byte[] data, String etag) throws StoreException {
     try {
       return conditional(

@@ -69,6 +69,35 @@ public interface StoreGateway {
   String putObject(String key, byte[] data, boolean ifNoneMatch) throws StoreException;
 
   /**
+   * Writes an object in one request with user metadata (names without the {@code x-amz-meta-}
+   * prefix), from memory or from a local file of up to 5 GiB, the limit of one PUT. The metadata
+   * lets a writer whose answer was lost tell its own object from another writer's by {@link
+   * #objectMetadata}, where the bytes alone may be the same.
+   *
+   * @param ifNoneMatch send {@code If-None-Match: *}: fail with {@link
+   *     ErrorKind#PRECONDITION_FAILED} when the key exists
+   * @return the ETag of the new object
+   */
+  default String putObject(
+      String key, ObjectBody body, boolean ifNoneMatch, java.util.Map<String, String> metadata)
+      throws StoreException {
+    throw new UnsupportedOperationException("writing objects with metadata");
+  }
+
+  /** The user metadata of an object (names without the prefix), or empty when it does not exist. */
+  default Optional<java.util.Map<String, String>> objectMetadata(String key) throws StoreException {
+    throw new UnsupportedOperationException("reading object metadata");
+  }
+
+  /**
+   * The objects and "directories" directly under a prefix ending in '/', by LIST with delimiter
+   * '/', across as many pages as needed.
+   */
+  default DirectoryListing listDirectory(String prefix) throws StoreException {
+    throw new UnsupportedOperationException("listing a directory");
+  }
+
+  /**
    * Overwrites a small object only while it is still the version the caller read ({@code
    * If-Match}): the one compare-and-swap the stores offer, which renews or takes over a lock held
    * under a lease without a window between the check and the write.

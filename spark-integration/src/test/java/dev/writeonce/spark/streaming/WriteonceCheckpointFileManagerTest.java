@@ -1,0 +1,234 @@
+package dev.writeonce.spark.streaming;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.core.testing.s3.Handling;
+import dev.writeonce.core.testing.s3.MemoryS3;
+import dev.writeonce.core.testing.s3.MemoryS3ClientFactory;
+import dev.writeonce.core.testing.s3.MemoryS3Settings;
+import dev.writeonce.core.testing.s3.RequestHook;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileAlreadyExistsException;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager.CancellableFSDataOutputStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The checkpoint file manager through Hadoop's real S3AFileSystem over the in-memory S3: what each
+ * call sends, what a reader can see, and which of two runs wins a batch.
+ */
+class WriteonceCheckpointFileManagerTest {
+
+  private static final String BUCKET = "bucket";
+  private static final Path LOG = new Path("s3a://bucket/checkpoints/q1/offsets");
+
+  private final MemoryS3 store = new MemoryS3();
+  private volatile RequestHook hook = RequestHook.NONE;
+  private String endpoint;
+  private Configuration conf;
+
+  @BeforeEach
+  void start() {
+    endpoint = MemoryS3ClientFactory.register(store, request -> hook.before(request));
+    conf = MemoryS3Settings.s3aConfiguration(endpoint);
+  }
+
+  @AfterEach
+  void stop() {
+    MemoryS3ClientFactory.unregister(endpoint);
+  }
+
+  private WriteonceCheckpointFileManager manager() throws IOException {
+    return new WriteonceCheckpointFileManager(LOG, conf);
+  }
+
+  private static void write(CancellableFSDataOutputStream out, String text) throws IOException {
+    out.write(text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private String content(String key) {
+    return new String(store.getObject(BUCKET, key).orElseThrow(), StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void aFileIsStoredWholeByOnePutWhenClosedAndNotBefore() throws IOException {
+    WriteonceCheckpointFileManager manager = manager();
+    long before = store.requestCounts().values().stream().mapToLong(Long::longValue).sum();
+    CancellableFSDataOutputStream out = manager.createAtomic(new Path(LOG, "0"), false);
+    write(out, "v1\n{\"batchWatermarkMs\":0}\n");
+
+    assertThat(store.keys(BUCKET)).isEmpty();
+    assertThat(store.requestCounts().values().stream().mapToLong(Long::longValue).sum())
+        .isEqualTo(before);
+
+    out.close();
+    out.close(); // a second close sends nothing
+
+    assertThat(content("checkpoints/q1/offsets/0")).isEqualTo("v1\n{\"batchWatermarkMs\":0}\n");
+    assertThat(store.requestCount("PutObject")).isEqualTo(1);
+    assertThat(store.requestCount("CopyObject")).isZero();
+    assertThat(store.requestCount("DeleteObjects") + store.requestCount("DeleteObject")).isZero();
+  }
+
+  @Test
+  void ofTwoRunsWritingOneBatchExactlyOneSucceedsEvenWithTheSameBytes() throws IOException {
+    WriteonceCheckpointFileManager first = manager();
+    WriteonceCheckpointFileManager second = manager();
+    CancellableFSDataOutputStream mine = first.createAtomic(new Path(LOG, "5"), false);
+    CancellableFSDataOutputStream theirs = second.createAtomic(new Path(LOG, "5"), false);
+    write(mine, "v1\nsame\n");
+    write(theirs, "v1\nsame\n");
+    theirs.close();
+    String winner =
+        store.object(BUCKET, "checkpoints/q1/offsets/5").orElseThrow().metadata().toString();
+
+    assertThatThrownBy(mine::close)
+        .isInstanceOf(FileAlreadyExistsException.class)
+        .hasMessageContaining("batch 5 of the log at s3a://bucket/checkpoints/q1/offsets")
+        .hasMessageContaining("another run of this streaming query")
+        .hasMessageContaining("stop one of them");
+    mine.cancel(); // as Spark's log does after a failed close: nothing more is sent
+
+    assertThat(store.requestCount("PutObject")).isEqualTo(2);
+    assertThat(winner).contains(WriteonceCheckpointFileManager.WRITER);
+    assertThat(store.object(BUCKET, "checkpoints/q1/offsets/5").orElseThrow().metadata().toString())
+        .isEqualTo(winner);
+  }
+
+  @Test
+  void aWriteWhoseAnswerWasLostIsTakenAsStoredOnceItsObjectIsFoundItsOwn() throws IOException {
+    WriteonceCheckpointFileManager manager = manager();
+    AtomicInteger puts = new AtomicInteger();
+    hook =
+        request ->
+            request.operation().equals("PutObject") && puts.getAndIncrement() == 0
+                ? Handling.LOSE_ANSWER
+                : Handling.PROCEED;
+    CancellableFSDataOutputStream out = manager.createAtomic(new Path(LOG, "7"), false);
+    write(out, "v1\nseven\n");
+
+    out.close();
+
+    assertThat(content("checkpoints/q1/offsets/7")).isEqualTo("v1\nseven\n");
+  }
+
+  @Test
+  void aLostAnswerWithAnotherRunsObjectThereIsStillAConflict() throws IOException {
+    WriteonceCheckpointFileManager manager = manager();
+    CancellableFSDataOutputStream theirs = manager().createAtomic(new Path(LOG, "8"), false);
+    write(theirs, "v1\neight\n");
+    theirs.close();
+    hook =
+        request ->
+            request.operation().equals("PutObject") ? Handling.LOSE_ANSWER : Handling.PROCEED;
+    CancellableFSDataOutputStream mine = manager.createAtomic(new Path(LOG, "8"), false);
+    write(mine, "v1\neight\n");
+
+    // The lost answer hides the store's 412; the object found is not this write's.
+    assertThatThrownBy(mine::close).isInstanceOf(IOException.class);
+    assertThat(content("checkpoints/q1/offsets/8")).isEqualTo("v1\neight\n");
+  }
+
+  @Test
+  void aCancelledFileLeavesNothingAndSendsNothing() throws IOException {
+    WriteonceCheckpointFileManager manager = manager();
+    CancellableFSDataOutputStream out = manager.createAtomic(new Path(LOG, "1"), false);
+    write(out, "partial");
+
+    out.cancel();
+    out.close();
+
+    assertThat(store.keys(BUCKET)).isEmpty();
+    assertThat(store.requestCounts()).isEmpty();
+    assertThat(store.openUploads(BUCKET)).isEmpty();
+  }
+
+  @Test
+  void aLargeStateFileGoesFromALocalFileInOnePutThatOverwrites() throws IOException {
+    WriteonceCheckpointFileManager manager =
+        new WriteonceCheckpointFileManager(new Path("s3a://bucket/checkpoints/q1/state"), conf);
+    Path delta = new Path("s3a://bucket/checkpoints/q1/state/0/3/2.delta");
+    byte[] large = new byte[WriteonceCheckpointFileManager.MEMORY_LIMIT + 123];
+    Arrays.fill(large, (byte) 7);
+    for (int run = 0; run < 2; run++) {
+      CancellableFSDataOutputStream out = manager.createAtomic(delta, true);
+      out.write(large);
+      out.close();
+    }
+
+    assertThat(store.getObject(BUCKET, "checkpoints/q1/state/0/3/2.delta").orElseThrow())
+        .isEqualTo(large);
+    assertThat(store.requestCount("PutObject")).isEqualTo(2);
+    assertThat(store.requestCount("CreateMultipartUpload")).isZero();
+    try (InputStream in = manager.open(delta)) {
+      assertThat(in.readAllBytes()).isEqualTo(large);
+    }
+  }
+
+  @Test
+  void existsListOpenAndDeleteAnswerAsAFileSystemWouldWithoutDirectories() throws IOException {
+    WriteonceCheckpointFileManager manager = manager();
+    manager.mkdirs(LOG);
+    assertThat(store.requestCounts()).isEmpty();
+    assertThat(manager.exists(LOG)).isFalse();
+    assertThat(manager.list(LOG)).isEmpty();
+    for (String name : new String[] {"0", "1", "2.compact", "sub/x"}) {
+      CancellableFSDataOutputStream out = manager.createAtomic(new Path(LOG, name), false);
+      write(out, name);
+      out.close();
+    }
+
+    assertThat(manager.exists(LOG)).isTrue();
+    assertThat(manager.exists(new Path(LOG, "1"))).isTrue();
+    assertThat(manager.exists(new Path(LOG, "3"))).isFalse();
+    assertThat(manager.exists(new Path(LOG, "sub"))).isTrue();
+    FileStatus[] listed = manager.list(LOG, path -> !path.getName().endsWith(".compact"));
+    assertThat(Arrays.stream(listed).map(s -> s.getPath().getName() + (s.isFile() ? "" : "/")))
+        .containsExactlyInAnyOrder("0", "1", "sub/");
+    assertThat(Arrays.stream(listed).filter(FileStatus::isFile).mapToLong(FileStatus::getLen))
+        .containsExactly(1L, 1L);
+    assertThat(listed[0].getPath().toString()).startsWith("s3a://bucket/checkpoints/q1/offsets/");
+    try (InputStream in = manager.open(new Path(LOG, "2.compact"))) {
+      assertThat(new String(in.readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("2.compact");
+    }
+    assertThatThrownBy(() -> manager.open(new Path(LOG, "9")))
+        .isInstanceOf(FileNotFoundException.class)
+        .hasMessageContaining("s3a://bucket/checkpoints/q1/offsets/9");
+
+    manager.delete(new Path(LOG, "0"));
+    manager.delete(new Path(LOG, "sub"));
+    manager.delete(new Path(LOG, "absent"));
+
+    assertThat(store.keys(BUCKET))
+        .containsExactly("checkpoints/q1/offsets/1", "checkpoints/q1/offsets/2.compact");
+    assertThat(manager.createCheckpointDirectory().toString())
+        .isEqualTo("s3a://bucket/checkpoints/q1/offsets");
+    assertThat(manager.isLocal()).isFalse();
+  }
+
+  @Test
+  void aCheckpointOffS3IsKeptBySparksOwnManager(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws IOException {
+    Path local = new Path(dir.toUri().toString(), "offsets");
+    WriteonceCheckpointFileManager manager =
+        new WriteonceCheckpointFileManager(local, new Configuration());
+    manager.mkdirs(local);
+    CancellableFSDataOutputStream out = manager.createAtomic(new Path(local, "0"), false);
+    write(out, "zero");
+    out.close();
+
+    assertThat(manager.exists(new Path(local, "0"))).isTrue();
+    assertThat(manager.isLocal()).isTrue();
+    assertThat(store.requestCounts()).isEmpty();
+  }
+}
