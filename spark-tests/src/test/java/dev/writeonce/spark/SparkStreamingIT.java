@@ -1,0 +1,217 @@
+package dev.writeonce.spark;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.writeonce.core.store.check.StoreTrust;
+import dev.writeonce.spark.streaming.WriteonceCheckpointFileManager;
+import dev.writeonce.teststore.BucketView;
+import dev.writeonce.teststore.EachStore;
+import dev.writeonce.teststore.S3Api;
+import dev.writeonce.teststore.StoreLifecycle;
+import dev.writeonce.teststore.StoreRelay;
+import dev.writeonce.teststore.TestStore;
+import dev.writeonce.teststore.Traffic;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.streaming.StreamingQuery;
+import org.apache.spark.sql.streaming.Trigger;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Structured Streaming (local mode) with its checkpoint and its file sink on a real store, through
+ * a relay that counts every request and plays a second run of the query: Spark's own checkpoint
+ * manager against {@link WriteonceCheckpointFileManager}.
+ *
+ * <p>The query reads six JSON files of ten rows, one file per micro-batch, repartitions each batch
+ * into two and writes Parquet: six batches of two partitions, as a query that renames its
+ * checkpoint files would.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@EachStore
+class SparkStreamingIT implements StoreLifecycle {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SparkStreamingIT.class);
+  private static final int BATCHES = 6;
+  private static final int ROWS_PER_BATCH = 10;
+
+  private TestStore store;
+  private StoreRelay relay;
+  private SparkSession spark;
+  private BucketView view;
+
+  @TempDir Path input;
+
+  @Override
+  public void startOn(TestStore store) throws Exception {
+    this.store = store;
+    relay = StoreRelay.start(store.endpoint());
+    SparkSession.Builder builder =
+        SparkSessions.plainBuilder("local[2]", store)
+            .config("spark.hadoop.fs.s3a.endpoint", relay.endpoint().toString())
+            .config("spark.sql.shuffle.partitions", "2");
+    store
+        .emptyObjectSettings()
+        .forEach((key, value) -> builder.config("spark.hadoop." + key, value));
+    spark = builder.getOrCreate();
+  }
+
+  @Override
+  public void stopOn(TestStore store) throws Exception {
+    if (spark != null) {
+      spark.stop();
+    }
+    if (relay != null) {
+      relay.close();
+    }
+  }
+
+  @BeforeEach
+  void newBucketAndInput() throws IOException {
+    view = new BucketView(store, store.newBucket("stream"));
+    spark.conf().unset(WriteonceCheckpointFileManager.SETTING);
+    for (int batch = 0; batch < BATCHES; batch++) {
+      StringBuilder lines = new StringBuilder();
+      for (int row = 0; row < ROWS_PER_BATCH; row++) {
+        lines.append("{\"id\":").append(batch * ROWS_PER_BATCH + row).append("}\n");
+      }
+      Path file = input.resolve("part-" + batch + ".json");
+      Files.writeString(file, lines);
+      // The file source takes files oldest first: one batch per file, in this order.
+      Files.setLastModifiedTime(
+          file, java.nio.file.attribute.FileTime.fromMillis(1_700_000_000_000L + batch * 1000L));
+    }
+  }
+
+  /** Runs the query until it has read every input file, one file per micro-batch. */
+  private void runQuery(String dir) throws Exception {
+    StreamingQuery query =
+        spark
+            .readStream()
+            .schema("id LONG")
+            .option("maxFilesPerTrigger", "1")
+            .json(input.toString())
+            .repartition(2)
+            .writeStream()
+            .format("parquet")
+            .option("checkpointLocation", view.uri(dir + "checkpoint"))
+            .trigger(Trigger.AvailableNow())
+            .start(view.uri(dir + "sink"));
+    query.awaitTermination();
+  }
+
+  private void useWriteonceManager() throws IOException {
+    spark
+        .conf()
+        .set(
+            WriteonceCheckpointFileManager.SETTING, WriteonceCheckpointFileManager.class.getName());
+    // The store check is taken before the measured run, as a long-running query takes it once.
+    org.apache.hadoop.fs.Path root = new org.apache.hadoop.fs.Path(view.uri(""));
+    FileSystem fs = root.getFileSystem(spark.sparkContext().hadoopConfiguration());
+    StoreTrust.require(fs, "", spark.sparkContext().hadoopConfiguration(), "streaming test");
+  }
+
+  /** The ids the sink holds as its log says, sorted; a row written twice appears twice. */
+  private List<Long> sinkIds(String dir) {
+    return spark.read().parquet(view.uri(dir + "sink")).orderBy("id").collectAsList().stream()
+        .map(row -> row.getLong(0))
+        .toList();
+  }
+
+  private static List<Long> allIds() {
+    return java.util.stream.LongStream.range(0, BATCHES * ROWS_PER_BATCH).boxed().toList();
+  }
+
+  @Test
+  void theCheckpointIsWrittenWithoutCopyOrDeleteAndWithFewerRequestsThanSparksOwn()
+      throws Exception {
+    Traffic before = relay.read();
+    runQuery("spark/");
+    Traffic sparks = relay.read().minus(before);
+    assertThat(sinkIds("spark/")).isEqualTo(allIds());
+
+    useWriteonceManager();
+    before = relay.read();
+    runQuery("writeonce/");
+    Traffic ours = relay.read().minus(before);
+    assertThat(sinkIds("writeonce/")).isEqualTo(allIds());
+
+    LOG.info(
+        "{}: {} micro-batches, Spark's checkpoint manager: {}; writeonce: {}",
+        store.name(),
+        BATCHES,
+        sparks,
+        ours);
+    assertThat(sparks.requests(S3Api.COPY_OBJECT)).as("Spark's renames").isPositive();
+    assertThat(ours.requests(S3Api.COPY_OBJECT)).isZero();
+    assertThat(ours.requests(S3Api.DELETE_OBJECT) + ours.requests(S3Api.DELETE_OBJECTS)).isZero();
+    assertThat(ours.totalRequests()).isLessThan(sparks.totalRequests());
+    // Each batch writes its offsets, its source log entry, its sink log entry and its commit,
+    // one PUT each; the sink's two Parquet files are Spark's own.
+    assertThat(ours.requests(S3Api.PUT_OBJECT)).isEqualTo(BATCHES * (4 + 2) + 1);
+    assertThat(view.keys("writeonce/checkpoint/")).noneMatch(key -> key.contains(".tmp"));
+  }
+
+  @Test
+  void ofTwoRunsWritingOneBatchOneFailsNamingTheBatchAndTheSinkHoldsEachRowOnce() throws Exception {
+    useWriteonceManager();
+    String offsets3 = "race/checkpoint/offsets/3";
+    AtomicBoolean raced = new AtomicBoolean();
+    // The other run writes batch 3's offsets just before this run's PUT of them reaches the store:
+    // the same plan as this run's, as both read the same source.
+    relay.inject(
+        request -> {
+          if (request.method().equals("PUT")
+              && request.path().endsWith("/" + offsets3)
+              && raced.compareAndSet(false, true)) {
+            String planned = readQuietly("race/checkpoint/offsets/2");
+            view.put(offsets3, planned.replace("{\"logOffset\":2}", "{\"logOffset\":3}"));
+          }
+          return false;
+        },
+        StoreRelay.Fault.DELAY_2S,
+        0);
+
+    assertThatThrownBy(() -> runQuery("race/"))
+        .satisfies(
+            failure ->
+                assertThat(causes(failure))
+                    .contains("Multiple streaming queries are concurrently using")
+                    .contains("batch 3 of the log at " + view.uri("race/checkpoint/offsets"))
+                    .contains("another run of this streaming query"));
+    assertThat(raced).isTrue();
+    assertThat(sinkIds("race/")).isEqualTo(allIds().subList(0, 3 * ROWS_PER_BATCH));
+
+    // The run that won batch 3 goes on from the checkpoint: every row once.
+    runQuery("race/");
+    assertThat(sinkIds("race/")).isEqualTo(allIds());
+    assertThat(view.openUploadsUnder("race/")).isEmpty();
+  }
+
+  /** The messages of a failure and of all its causes. */
+  private static String causes(Throwable failure) {
+    StringBuilder all = new StringBuilder();
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      all.append(t.getMessage()).append('\n');
+    }
+    return all.toString();
+  }
+
+  private String readQuietly(String key) {
+    try {
+      return view.read(key);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+}
