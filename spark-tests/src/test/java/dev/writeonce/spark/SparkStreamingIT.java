@@ -18,7 +18,10 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
 import org.apache.spark.sql.streaming.StreamingQuery;
 import org.apache.spark.sql.streaming.Trigger;
 import org.junit.jupiter.api.BeforeEach;
@@ -59,7 +62,12 @@ class SparkStreamingIT implements StoreLifecycle {
     SparkSession.Builder builder =
         SparkSessions.plainBuilder("local[2]", store)
             .config("spark.hadoop.fs.s3a.endpoint", relay.endpoint().toString())
-            .config("spark.sql.shuffle.partitions", "2");
+            .config("spark.sql.shuffle.partitions", "2")
+            // A request the relay resets fails the query at once rather than after S3A's backoff.
+            .config("spark.hadoop.fs.s3a.attempts.maximum", "1")
+            .config("spark.hadoop.fs.s3a.retry.limit", "1")
+            .config("spark.hadoop.fs.s3a.retry.interval", "10ms")
+            .config("spark.task.maxFailures", "1");
     store
         .emptyObjectSettings()
         .forEach((key, value) -> builder.config("spark.hadoop." + key, value));
@@ -79,11 +87,23 @@ class SparkStreamingIT implements StoreLifecycle {
   @BeforeEach
   void newBucketAndInput() throws IOException {
     view = new BucketView(store, store.newBucket("stream"));
+    relay.heal();
     spark.conf().unset(WriteonceCheckpointFileManager.SETTING);
-    for (int batch = 0; batch < BATCHES; batch++) {
+    writeInput(0, BATCHES);
+  }
+
+  /** Input files {@code from} to {@code to - 1}, ten rows each, ten seconds of event time apart. */
+  private void writeInput(int from, int to) throws IOException {
+    for (int batch = from; batch < to; batch++) {
       StringBuilder lines = new StringBuilder();
       for (int row = 0; row < ROWS_PER_BATCH; row++) {
-        lines.append("{\"id\":").append(batch * ROWS_PER_BATCH + row).append("}\n");
+        long id = batch * ROWS_PER_BATCH + row;
+        lines
+            .append("{\"id\":")
+            .append(id)
+            .append(",\"ts\":\"")
+            .append(java.time.Instant.ofEpochSecond(1_700_000_000L + batch * 100L + row))
+            .append("\"}\n");
       }
       Path file = input.resolve("part-" + batch + ".json");
       Files.writeString(file, lines);
@@ -93,21 +113,49 @@ class SparkStreamingIT implements StoreLifecycle {
     }
   }
 
+  private Dataset<Row> source(Path from) {
+    return spark
+        .readStream()
+        .schema("id LONG, ts TIMESTAMP")
+        .option("maxFilesPerTrigger", "1")
+        .json(from.toString());
+  }
+
   /** Runs the query until it has read every input file, one file per micro-batch. */
   private void runQuery(String dir) throws Exception {
+    runQuery(dir, source(input).repartition(2).select("id"));
+  }
+
+  /**
+   * Counts rows per ten seconds of event time, a window emitted once the watermark (ten seconds
+   * behind the latest row) passes its end: its state lives in the checkpoint between batches.
+   */
+  private void runAggregation(String dir) throws Exception {
+    Dataset<Row> counts =
+        source(input)
+            .withWatermark("ts", "10 seconds")
+            .groupBy(functions.window(functions.col("ts"), "10 seconds"))
+            .count()
+            .select(functions.col("window.start").cast("long").as("start"), functions.col("count"));
+    runQuery(dir, counts);
+  }
+
+  private void runQuery(String dir, Dataset<Row> rows) throws Exception {
     StreamingQuery query =
-        spark
-            .readStream()
-            .schema("id LONG")
-            .option("maxFilesPerTrigger", "1")
-            .json(input.toString())
-            .repartition(2)
-            .writeStream()
+        rows.writeStream()
             .format("parquet")
+            .outputMode("append")
             .option("checkpointLocation", view.uri(dir + "checkpoint"))
             .trigger(Trigger.AvailableNow())
             .start(view.uri(dir + "sink"));
     query.awaitTermination();
+  }
+
+  /** The windows the aggregation emitted, as "start:count", in order. */
+  private List<String> windows(String dir) {
+    return spark.read().parquet(view.uri(dir + "sink")).orderBy("start").collectAsList().stream()
+        .map(row -> (row.getLong(0) - 1_700_000_000L) + ":" + row.getLong(1))
+        .toList();
   }
 
   private void useWriteonceManager() throws IOException {
@@ -160,6 +208,104 @@ class SparkStreamingIT implements StoreLifecycle {
     // one PUT each; the sink's two Parquet files are Spark's own.
     assertThat(ours.requests(S3Api.PUT_OBJECT)).isEqualTo(BATCHES * (4 + 2) + 1);
     assertThat(view.keys("writeonce/checkpoint/")).noneMatch(key -> key.contains(".tmp"));
+  }
+
+  @Test
+  void aWindowedAggregationKeepsItsStateInTheCheckpointWithoutCopyOrDelete() throws Exception {
+    // Six batches of one window each: the watermark passes windows 0 to 4, the last stays open.
+    List<String> emitted = List.of("0:10", "100:10", "200:10", "300:10", "400:10");
+    Traffic before = relay.read();
+    runAggregation("spark/");
+    Traffic sparks = relay.read().minus(before);
+    assertThat(windows("spark/")).isEqualTo(emitted);
+
+    useWriteonceManager();
+    before = relay.read();
+    runAggregation("writeonce/");
+    Traffic ours = relay.read().minus(before);
+    assertThat(windows("writeonce/")).isEqualTo(emitted);
+
+    LOG.info(
+        "{}: windowed aggregation, {} micro-batches, Spark's checkpoint manager: {}; writeonce: {}",
+        store.name(),
+        BATCHES,
+        sparks,
+        ours);
+    assertThat(sparks.requests(S3Api.COPY_OBJECT)).as("Spark's renames").isPositive();
+    assertThat(ours.requests(S3Api.COPY_OBJECT)).isZero();
+    assertThat(ours.requests(S3Api.DELETE_OBJECT) + ours.requests(S3Api.DELETE_OBJECTS)).isZero();
+    assertThat(ours.totalRequests()).isLessThan(sparks.totalRequests());
+    assertThat(view.keys("writeonce/checkpoint/state/"))
+        .isNotEmpty()
+        .noneMatch(key -> key.contains(".tmp") || key.contains("/."));
+  }
+
+  @Test
+  void aQueryKilledAtEachRequestOfABatchAndRestartedHoldsEachRowOnce() throws Exception {
+    useWriteonceManager();
+    int crashes = 0;
+    int orphans = 0;
+    for (int at = 1; ; at++) {
+      String dir = "kill-" + at + "/";
+      Path from = Files.createDirectories(input.resolve(dir));
+      copyInput(0, from);
+      runQuery(dir, source(from).repartition(2).select("id"));
+      // The next batch dies at its request number `at`, then the query starts again.
+      copyInput(1, from);
+      int injected = relay.injected();
+      relay.crashAt(at);
+      boolean died;
+      try {
+        runQuery(dir, source(from).repartition(2).select("id"));
+        died = relay.injected() > injected;
+      } catch (Exception expected) {
+        died = true;
+      } finally {
+        relay.heal();
+      }
+      runQuery(dir, source(from).repartition(2).select("id"));
+
+      assertThat(sinkIds(dir)).as("crash at request %d", at).isEqualTo(ids(0, 2));
+      assertThat(view.keys(dir + "checkpoint/")).noneMatch(key -> key.contains(".tmp"));
+      orphans += orphanFiles(dir);
+      if (!died) {
+        break; // the batch needed fewer requests: every one of them was a crash point
+      }
+      crashes++;
+    }
+    // Spark's file sink writes its files in place: those of a batch that died before its log entry
+    // stay, outside the log, for readers that list the directory.
+    LOG.info(
+        "{}: a batch killed at each of its {} requests and restarted; {} data files left outside"
+            + " the sink log",
+        store.name(),
+        crashes,
+        orphans);
+    assertThat(crashes).isGreaterThan(5);
+  }
+
+  /** Data files under a sink that its log does not list. */
+  private int orphanFiles(String dir) {
+    java.util.Set<String> logged =
+        java.util.Arrays.stream(spark.read().parquet(view.uri(dir + "sink")).inputFiles())
+            .map(file -> file.substring(file.indexOf(dir)))
+            .collect(java.util.stream.Collectors.toSet());
+    return (int)
+        view.keys(dir + "sink/").stream()
+            .filter(key -> key.endsWith(".parquet") && !logged.contains(key))
+            .count();
+  }
+
+  private void copyInput(int batch, Path to) throws IOException {
+    Path file = input.resolve("part-" + batch + ".json");
+    Files.copy(file, to.resolve(file.getFileName()));
+    Files.setLastModifiedTime(to.resolve(file.getFileName()), Files.getLastModifiedTime(file));
+  }
+
+  private static List<Long> ids(int fromBatch, int toBatch) {
+    return java.util.stream.LongStream.range(fromBatch * ROWS_PER_BATCH, toBatch * ROWS_PER_BATCH)
+        .boxed()
+        .toList();
   }
 
   @Test

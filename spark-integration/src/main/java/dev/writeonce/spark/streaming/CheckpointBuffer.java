@@ -14,14 +14,22 @@ import java.nio.file.Path;
  */
 final class CheckpointBuffer extends OutputStream {
 
+  /** Makes the local file a buffer spills to (S3A's buffer directories). */
+  interface SpillFiles {
+    Path create() throws IOException;
+  }
+
   private final int memoryLimit;
+  private final SpillFiles spillFiles;
   private ByteArrayOutputStream memory = new ByteArrayOutputStream();
   private Path spill;
   private OutputStream spillOut;
   private long length;
+  private boolean sealed;
 
-  CheckpointBuffer(int memoryLimit) {
+  CheckpointBuffer(int memoryLimit, SpillFiles spillFiles) {
     this.memoryLimit = memoryLimit;
+    this.spillFiles = spillFiles;
   }
 
   @Override
@@ -31,8 +39,11 @@ final class CheckpointBuffer extends OutputStream {
 
   @Override
   public void write(byte[] b, int off, int len) throws IOException {
+    if (sealed) {
+      throw new IOException("the checkpoint file was closed or cancelled: nothing more is written");
+    }
     if (spillOut == null && memory.size() + (long) len > memoryLimit) {
-      spill = Files.createTempFile("writeonce-checkpoint-", ".tmp");
+      spill = spillFiles.create();
       spillOut = new java.io.BufferedOutputStream(Files.newOutputStream(spill), 1 << 16);
       memory.writeTo(spillOut);
       memory = null;
@@ -51,6 +62,7 @@ final class CheckpointBuffer extends OutputStream {
 
   /** What was written, for the request that stores it; the buffer takes no more bytes. */
   ObjectBody body() throws IOException {
+    sealed = true;
     if (spillOut == null) {
       return ObjectBody.of(memory.toByteArray());
     }
@@ -58,13 +70,9 @@ final class CheckpointBuffer extends OutputStream {
     return new ObjectBody.File(spill, length);
   }
 
-  /** The local file the bytes were spilled to, or null while they are in memory. */
-  Path spilledTo() {
-    return spill;
-  }
-
-  /** Drops the bytes; a spill file is deleted. */
+  /** Drops the bytes; a spill file is deleted. Writes fail from now on. */
   void discard() {
+    sealed = true;
     memory = null;
     try {
       if (spillOut != null) {
@@ -78,7 +86,7 @@ final class CheckpointBuffer extends OutputStream {
         Files.deleteIfExists(spill);
       }
     } catch (IOException ignored) {
-      // a temporary file of this process; the JVM's temp directory is cleaned by the host
+      // a temporary file of this process, in a directory S3A's buffers use too
     }
   }
 }

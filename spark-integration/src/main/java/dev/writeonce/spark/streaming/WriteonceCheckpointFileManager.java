@@ -8,6 +8,7 @@ import dev.writeonce.core.store.DirectoryListing;
 import dev.writeonce.core.store.KeyProbe;
 import dev.writeonce.core.store.ObjectBody;
 import dev.writeonce.core.store.ObjectInfo;
+import dev.writeonce.core.store.PeekedObject;
 import dev.writeonce.core.store.S3StoreGateway;
 import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.store.check.StoreTrust;
@@ -63,12 +64,19 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
 
   private static final long MAX_PUT = 5L * 1024 * 1024 * 1024;
 
+  /** The longest a write stands on a verdict it took without asking again. */
+  private static final long VERDICT_REUSE_MILLIS = 60_000;
+
+  private static final org.apache.hadoop.fs.LocalDirAllocator SPILL_DIRS =
+      new org.apache.hadoop.fs.LocalDirAllocator("fs.s3a.buffer.dir");
+
   private final Path root;
   private final Configuration conf;
   private final CheckpointFileManager other;
   private final S3AFileSystem fs;
   private final StoreGateway store;
   private long trustedGeneration = Long.MIN_VALUE;
+  private long trustedUntil;
 
   public WriteonceCheckpointFileManager(Path path, Configuration conf) throws IOException {
     FileSystem fileSystem = path.getFileSystem(conf);
@@ -117,7 +125,15 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
     }
     keyOf(path); // a path of another bucket fails now, not at close
     return new AtomicCheckpointOutput(
-        this, path, overwriteIfPossible, new CheckpointBuffer(MEMORY_LIMIT));
+        this, path, overwriteIfPossible, new CheckpointBuffer(MEMORY_LIMIT, this::spillFile));
+  }
+
+  /** A local file for a checkpoint file past the memory limit, where S3A buffers its uploads. */
+  private java.nio.file.Path spillFile() throws IOException {
+    if (conf.get("fs.s3a.buffer.dir") == null) {
+      return java.nio.file.Files.createTempFile("writeonce-checkpoint-", ".tmp");
+    }
+    return SPILL_DIRS.createTmpFileForWrite("writeonce-checkpoint-", -1, conf).toPath();
   }
 
   /** Stores a closed file: see {@link AtomicCheckpointOutput#close()}. */
@@ -142,24 +158,59 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
     }
     requireTrustedStore();
     String writer = UUID.randomUUID().toString();
-    try {
-      store.putObject(key, body, true, Map.of(WRITER, writer));
-    } catch (StoreException e) {
-      if (!e.is(ErrorKind.PRECONDITION_FAILED) && !e.is(ErrorKind.TRANSIENT)) {
-        throw e;
-      }
-      // The request may have been stored with its answer lost, and its retry refused: whose
-      // object is there tells, where the bytes may be the same as another run's.
-      Optional<Map<String, String>> there = store.objectMetadata(key);
-      if (there.isPresent() && writer.equals(metadataValue(there.get(), WRITER))) {
-        LOG.info("{}: stored; the store's first answer was lost", uri(path));
+    for (int inFlight = 0; ; inFlight++) {
+      try {
+        store.putObject(key, body, true, Map.of(WRITER, writer));
+        return;
+      } catch (StoreException e) {
+        if (e.statusCode() == 409 && inFlight < 3) {
+          // AWS: another conditional write of this key was in flight. Asking again gets 412 if it
+          // won, or stores this file if it failed.
+          continue;
+        }
+        if (!e.is(ErrorKind.PRECONDITION_FAILED) && !e.is(ErrorKind.TRANSIENT)) {
+          throw e;
+        }
+        settleRefusedOrUnanswered(path, key, writer, e);
         return;
       }
-      if (e.is(ErrorKind.PRECONDITION_FAILED)) {
-        throw alreadyWritten(path, e);
-      }
-      throw e;
     }
+  }
+
+  /**
+   * After a conditional write that was refused (412) or got no answer: the request may have been
+   * stored with its answer lost, and a retry refused. Whose object is there tells, where the bytes
+   * may be the same as another run's: returns when it is this write's, and throws otherwise.
+   */
+  private void settleRefusedOrUnanswered(Path path, String key, String writer, StoreException e)
+      throws IOException {
+    Optional<Map<String, String>> there;
+    try {
+      there = store.objectMetadata(key);
+    } catch (IOException | RuntimeException unread) {
+      if (!e.is(ErrorKind.PRECONDITION_FAILED)) {
+        e.addSuppressed(unread);
+        throw e;
+      }
+      FileAlreadyExistsException exists =
+          alreadyWritten(
+              path,
+              e,
+              " Whether it is this run's own write, whose answer was lost, could not be read ("
+                  + unread.getMessage()
+                  + "); if the query fails for it alone, restarting it goes on from the file.");
+      exists.addSuppressed(unread);
+      throw exists;
+    }
+    if (there.isPresent() && writer.equals(metadataValue(there.get(), WRITER))) {
+      LOG.info("{}: stored; the store's first answer was lost", uri(path));
+      return;
+    }
+    if (there.isPresent() || e.is(ErrorKind.PRECONDITION_FAILED)) {
+      // Another writer's object, or one that was there at the write and has gone since.
+      throw alreadyWritten(path, e, "");
+    }
+    throw e; // no answer, and nothing stored
   }
 
   /** A file over 5 GiB that may be overwritten: a multipart upload, completed once all is sent. */
@@ -192,7 +243,8 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
     return null;
   }
 
-  private FileAlreadyExistsException alreadyWritten(Path path, StoreException cause) {
+  private FileAlreadyExistsException alreadyWritten(
+      Path path, StoreException cause, String unknown) {
     String name = path.getName();
     String what =
         name.matches("\\d+(\\.compact)?")
@@ -205,27 +257,32 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
                 + what
                 + " first, so this run wrote nothing to it. Two runs of one query must not share a"
                 + " checkpoint location: stop one of them (the run that wrote the file goes on),"
-                + " or give each query its own checkpointLocation.");
+                + " or give each query its own checkpointLocation."
+                + unknown);
     e.initCause(cause);
     return e;
   }
 
   /**
    * Before a write whose condition a guarantee rests on: the store check, as the committers take
-   * it.
+   * it. A verdict is stood on while this process holds it unchanged, for at most a minute and never
+   * past its age, as the shim's renames do.
    */
-  private void requireTrustedStore() throws IOException {
-    long generation = StoreTrust.generation();
-    if (generation == trustedGeneration) {
+  private synchronized void requireTrustedStore() throws IOException {
+    long now = System.currentTimeMillis();
+    if (StoreTrust.generation() == trustedGeneration && now < trustedUntil) {
       return;
     }
-    StoreTrust.require(fs, keyOf(root), conf, "streaming checkpoint " + root);
-    trustedGeneration = generation;
+    long left = StoreTrust.requireForMillis(fs, keyOf(root), conf, "streaming checkpoint " + root);
+    trustedGeneration = StoreTrust.generation();
+    trustedUntil = now + Math.min(left, VERDICT_REUSE_MILLIS);
   }
 
   /**
-   * One GET of the whole file. A missing file throws {@link FileNotFoundException}, which Spark's
-   * logs catch, although the Scala method declares nothing.
+   * One GET of a file up to 8 MiB, held in memory; a larger file (a state snapshot) is read as S3A
+   * reads it, as a stream, after the first 8 MiB of the GET are dropped. A missing file throws
+   * {@link FileNotFoundException}, which Spark's logs catch, although the Scala method declares
+   * nothing.
    */
   @Override
   public FSDataInputStream open(Path path) {
@@ -233,11 +290,15 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
       return other.open(path);
     }
     try {
-      Optional<byte[]> data = store.getObject(keyOf(path));
-      if (data.isEmpty()) {
+      Optional<PeekedObject> read =
+          store.peekObject(keyOf(path), MEMORY_LIMIT + 1, head -> head.length <= MEMORY_LIMIT);
+      if (read.isEmpty()) {
         throw new FileNotFoundException(uri(path) + ": no such checkpoint file");
       }
-      return new FSDataInputStream(new CheckpointInput(data.get()));
+      if (read.get().body() == null) {
+        return fs.open(path);
+      }
+      return new FSDataInputStream(new CheckpointInput(read.get().body()));
     } catch (IOException e) {
       throw WriteonceCheckpointFileManager.<RuntimeException>undeclared(e);
     }
@@ -268,7 +329,7 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
       if (file.key().equals(prefix)) {
         continue; // a directory marker another tool left
       }
-      Path child = new Path(dir, file.key().substring(prefix.length()));
+      Path child = childPath(dir, file.key());
       if (filter.accept(child)) {
         found.add(
             new FileStatus(file.size(), false, 1, blockSize, file.lastModifiedMillis(), child));
@@ -276,7 +337,7 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
     }
     for (String directory : listing.directories()) {
       String name = directory.substring(prefix.length(), directory.length() - 1);
-      Path child = new Path(dir, name);
+      Path child = childPath(dir, directory.substring(0, directory.length() - 1));
       if (!name.isEmpty() && filter.accept(child)) {
         found.add(new FileStatus(0, true, 1, blockSize, 0, child));
       }
@@ -309,7 +370,10 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
     }
   }
 
-  /** Deletes a file, or a directory and everything under it; nothing there is no failure. */
+  /**
+   * Deletes a file, or else a directory and everything under it, as S3A's recursive delete does;
+   * nothing there is no failure.
+   */
   @Override
   public void delete(Path path) {
     if (other != null) {
@@ -322,8 +386,7 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
       List<String> keys = new ArrayList<>();
       if (probe.object() != null) {
         keys.add(key);
-      }
-      if (probe.directory()) {
+      } else if (probe.directory()) {
         for (ObjectInfo object : store.listObjects(key + "/")) {
           keys.add(object.key());
         }
@@ -344,6 +407,11 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
   @Override
   public Path createCheckpointDirectory() {
     return other != null ? other.createCheckpointDirectory() : root;
+  }
+
+  /** The path of a key under a directory; a name is never read as a URI (a colon is a colon). */
+  private static Path childPath(Path dir, String key) {
+    return new Path(dir.toUri().getScheme(), dir.toUri().getAuthority(), "/" + key);
   }
 
   private Path qualified(Path path) {

@@ -3,6 +3,7 @@ package dev.writeonce.spark.streaming;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.writeonce.core.store.check.StoreTrust;
 import dev.writeonce.core.testing.s3.Handling;
 import dev.writeonce.core.testing.s3.MemoryS3;
 import dev.writeonce.core.testing.s3.MemoryS3ClientFactory;
@@ -13,6 +14,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileAlreadyExistsException;
@@ -22,6 +25,9 @@ import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileMana
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
+import software.amazon.awssdk.services.s3.model.S3Exception;
 
 /**
  * The checkpoint file manager through Hadoop's real S3AFileSystem over the in-memory S3: what each
@@ -54,6 +60,13 @@ class WriteonceCheckpointFileManagerTest {
 
   private static void write(CancellableFSDataOutputStream out, String text) throws IOException {
     out.write(text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Another run of the query writes the batch first, through its own manager. */
+  private void theirRunWrites(String name, String text) throws IOException {
+    CancellableFSDataOutputStream theirs = manager().createAtomic(new Path(LOG, name), false);
+    write(theirs, text);
+    theirs.close();
   }
 
   private String content(String key) {
@@ -123,20 +136,127 @@ class WriteonceCheckpointFileManagerTest {
   }
 
   @Test
-  void aLostAnswerWithAnotherRunsObjectThereIsStillAConflict() throws IOException {
+  void aLostAnswerWithAnotherRunsObjectThereIsAConflictNamingTheBatch() throws IOException {
     WriteonceCheckpointFileManager manager = manager();
-    CancellableFSDataOutputStream theirs = manager().createAtomic(new Path(LOG, "8"), false);
-    write(theirs, "v1\neight\n");
-    theirs.close();
+    theirRunWrites("8", "v1\neight\n");
     hook =
         request ->
             request.operation().equals("PutObject") ? Handling.LOSE_ANSWER : Handling.PROCEED;
     CancellableFSDataOutputStream mine = manager.createAtomic(new Path(LOG, "8"), false);
     write(mine, "v1\neight\n");
 
-    // The lost answer hides the store's 412; the object found is not this write's.
-    assertThatThrownBy(mine::close).isInstanceOf(IOException.class);
+    // The lost answer hides the store's 412; the object found is another writer's.
+    assertThatThrownBy(mine::close)
+        .isInstanceOf(FileAlreadyExistsException.class)
+        .hasMessageContaining("batch 8 of the log");
     assertThat(content("checkpoints/q1/offsets/8")).isEqualTo("v1\neight\n");
+  }
+
+  @Test
+  void aRefusedWriteWhoseOwnerCannotBeReadIsStillReportedAsTheBatchWrittenByAnother()
+      throws IOException {
+    for (Handling head : List.of(Handling.FAIL_UNSENT, Handling.LOSE_ANSWER)) {
+      String batch = head == Handling.FAIL_UNSENT ? "5" : "6";
+      theirRunWrites(batch, "v1\ntheirs\n");
+      WriteonceCheckpointFileManager mine = manager();
+      hook = request -> request.operation().equals("HeadObject") ? head : Handling.PROCEED;
+      CancellableFSDataOutputStream out = mine.createAtomic(new Path(LOG, batch), false);
+      write(out, "v1\nmine\n");
+
+      assertThatThrownBy(out::close)
+          .as("HEAD %s", head)
+          .isInstanceOf(FileAlreadyExistsException.class)
+          .hasMessageContaining("batch " + batch + " of the log")
+          .hasMessageContaining("could not be read")
+          .cause()
+          .hasMessageContaining("412");
+      out.cancel();
+      hook = RequestHook.NONE;
+      assertThat(content("checkpoints/q1/offsets/" + batch)).isEqualTo("v1\ntheirs\n");
+    }
+  }
+
+  @Test
+  void aConditionalWriteThatMetAnotherInFlightIsAskedAgainAndLosesToIt() throws IOException {
+    WriteonceCheckpointFileManager mine = manager();
+    AtomicInteger puts = new AtomicInteger();
+    hook =
+        request -> {
+          if (request.operation().equals("PutObject") && puts.getAndIncrement() == 0) {
+            // AWS answers 409 while another conditional write of the key is in flight; it lands.
+            store.putObject(
+                BUCKET,
+                "checkpoints/q1/offsets/9",
+                "v1\ntheirs\n".getBytes(StandardCharsets.UTF_8));
+            throw (S3Exception)
+                S3Exception.builder()
+                    .statusCode(409)
+                    .awsErrorDetails(
+                        AwsErrorDetails.builder()
+                            .errorCode("ConditionalRequestConflict")
+                            .serviceName("S3")
+                            .build())
+                    .message("ConditionalRequestConflict")
+                    .build();
+          }
+          return Handling.PROCEED;
+        };
+    CancellableFSDataOutputStream out = mine.createAtomic(new Path(LOG, "9"), false);
+    write(out, "v1\nmine\n");
+
+    assertThatThrownBy(out::close)
+        .isInstanceOf(FileAlreadyExistsException.class)
+        .hasMessageContaining("batch 9 of the log");
+    assertThat(puts.get()).as("the write, then once again").isEqualTo(2);
+    assertThat(content("checkpoints/q1/offsets/9")).isEqualTo("v1\ntheirs\n");
+  }
+
+  @Test
+  void aWriteAfterCloseOrCancelFailsAsOnAClosedStream() throws IOException {
+    WriteonceCheckpointFileManager manager = manager();
+    CancellableFSDataOutputStream closed = manager.createAtomic(new Path(LOG, "0"), false);
+    write(closed, "zero");
+    closed.close();
+    CancellableFSDataOutputStream cancelled = manager.createAtomic(new Path(LOG, "1"), true);
+    write(cancelled, "one");
+    cancelled.cancel();
+
+    assertThatThrownBy(() -> write(closed, "more"))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("closed or cancelled");
+    assertThatThrownBy(() -> cancelled.write(1)).isInstanceOf(IOException.class);
+    assertThat(content("checkpoints/q1/offsets/0")).isEqualTo("zero");
+    assertThat(store.keys(BUCKET)).containsExactly("checkpoints/q1/offsets/0");
+  }
+
+  @Test
+  void theStoreVerdictIsTakenAgainOnceItsAgeRunsOut(@TempDir java.nio.file.Path hostDir)
+      throws Exception {
+    AtomicBoolean broken = new AtomicBoolean();
+    hook =
+        request ->
+            broken.get() && request.key() != null && request.key().contains("_writeonce/check-")
+                ? Handling.FAIL_UNSENT
+                : Handling.PROCEED;
+    conf.setBoolean(StoreTrust.CHECK, true);
+    conf.set(StoreTrust.CACHE_DIR, hostDir.toString());
+    conf.set(StoreTrust.CACHE_TTL, "1s");
+    WriteonceCheckpointFileManager manager = manager();
+    for (String batch : List.of("0", "1")) {
+      CancellableFSDataOutputStream out = manager.createAtomic(new Path(LOG, batch), false);
+      write(out, batch);
+      out.close();
+    }
+
+    Thread.sleep(1_500);
+    broken.set(true); // the store can no longer be checked: no verdict is left to stand on
+    CancellableFSDataOutputStream third = manager.createAtomic(new Path(LOG, "2"), false);
+    write(third, "two");
+
+    assertThatThrownBy(third::close)
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("nothing");
+    assertThat(store.object(BUCKET, "checkpoints/q1/offsets/2")).isEmpty();
   }
 
   @Test
@@ -230,5 +350,45 @@ class WriteonceCheckpointFileManagerTest {
     assertThat(manager.exists(new Path(local, "0"))).isTrue();
     assertThat(manager.isLocal()).isTrue();
     assertThat(store.requestCounts()).isEmpty();
+  }
+
+  @Test
+  void aNameWithAColonIsListedAsS3aListsIt() throws IOException {
+    store.putObject(BUCKET, "checkpoints/q1/offsets/0", new byte[] {1});
+    store.putObject(BUCKET, "checkpoints/q1/offsets/a:b", new byte[] {1});
+
+    FileStatus[] listed = manager().list(LOG);
+
+    assertThat(Arrays.stream(listed).map(s -> s.getPath().toString()))
+        .containsExactlyInAnyOrder(
+            "s3a://bucket/checkpoints/q1/offsets/0", "s3a://bucket/checkpoints/q1/offsets/a:b");
+  }
+
+  @Test
+  void deletingAFileLeavesADirectoryOfTheSameNameAsS3aDoes() throws IOException {
+    for (String key : List.of("5", "5/x", "5/y/z", "6/x", "6/y/z")) {
+      store.putObject(BUCKET, "checkpoints/q1/offsets/" + key, new byte[] {1});
+    }
+    WriteonceCheckpointFileManager manager = manager();
+
+    manager.delete(new Path(LOG, "5"));
+    manager.delete(new Path(LOG, "6"));
+
+    assertThat(store.keys(BUCKET))
+        .containsExactly("checkpoints/q1/offsets/5/x", "checkpoints/q1/offsets/5/y/z");
+  }
+
+  @Test
+  void aFileLargerThanTheMemoryLimitIsReadAsAStream() throws IOException {
+    byte[] large = new byte[WriteonceCheckpointFileManager.MEMORY_LIMIT * 2 + 5];
+    new java.util.Random(7).nextBytes(large);
+    store.putObject(BUCKET, "checkpoints/q1/offsets/snapshot", large);
+
+    try (InputStream in = manager().open(new Path(LOG, "snapshot"))) {
+      assertThat(in.readAllBytes()).isEqualTo(large);
+    }
+    try (InputStream in = manager().open(new Path(LOG, "snapshot"))) {
+      assertThat(in).isNotInstanceOf(CheckpointInput.class);
+    }
   }
 }
