@@ -34,6 +34,7 @@ import org.slf4j.LoggerFactory;
  * class path reaches Spark's JVM otherwise. Each committer and the shim are configured as the docs
  * say; a PySpark script writes, overwrites partitions dynamically and saves a table, reads each
  * back, and checks {@code _SUCCESS}. The store's own counts show no COPY, and no upload stays open.
+ * A PySpark streaming query checkpoints through the checkpoint file manager.
  *
  * <p>It runs on the first store the suite selects (MinIO by default, or the endpoint given in the
  * environment): what it tests is the distribution, which the store does not change, and each line
@@ -91,6 +92,7 @@ class SparkDistributionIT {
         .emptyObjectSettings()
         .forEach((key, value) -> shim.add("spark.hadoop." + key + "=" + value));
     Result shimmed = write(spark, sparkVersion, "shim", shim);
+    streams(spark, sparkVersion);
     // Said once per process instead of S3A's per-task warning, which does not hold through it.
     assertThat(shimmed.output()).doesNotContain("This is slow and potentially unsafe");
     assertThat(shimmed.output().split("through the rename shim: its renames complete", -1))
@@ -127,12 +129,48 @@ class SparkDistributionIT {
     return result;
   }
 
+  /**
+   * A Structured Streaming query with its checkpoint on the store through {@code
+   * WriteonceCheckpointFileManager}, as docs/streaming.md configures it: no COPY, no DELETE, and
+   * every row once in the sink.
+   */
+  private void streams(Path spark, String sparkVersion) throws Exception {
+    String bucket = store.newBucket("dist-streams");
+    Traffic before = store.meter().read();
+    Result result =
+        submit(
+            spark,
+            "streams",
+            "streams.py",
+            List.of("s3a://" + bucket + "/query", work.resolve("stream-input").toString()),
+            List.of(
+                "spark.sql.streaming.checkpointFileManagerClass="
+                    + "dev.writeonce.spark.streaming.WriteonceCheckpointFileManager"));
+    Traffic traffic = store.meter().read().minus(before);
+    LOG.info("Spark {} via spark-submit, streams on {}: {}", sparkVersion, store.name(), traffic);
+
+    assertThat(result.exit())
+        .as("spark-submit of streams.py on Spark %s:%n%s", sparkVersion, result.output())
+        .isZero();
+    assertThat(result.output()).contains("STREAM OK");
+    assertThat(traffic.requests(S3Api.COPY_OBJECT)).as("%s", traffic).isZero();
+    assertThat(traffic.requests(S3Api.DELETE_OBJECT) + traffic.requests(S3Api.DELETE_OBJECTS))
+        .as("%s", traffic)
+        .isZero();
+  }
+
   record Result(int exit, String output) {}
 
   private Result submit(Path spark, String committer, String destination, List<String> settings)
       throws IOException, InterruptedException {
-    Path app = work.resolve("writes.py");
-    try (InputStream in = SparkDistributionIT.class.getResourceAsStream("/dist/writes.py")) {
+    return submit(spark, committer, "writes.py", List.of(committer, destination, "all"), settings);
+  }
+
+  private Result submit(
+      Path spark, String name, String script, List<String> arguments, List<String> settings)
+      throws IOException, InterruptedException {
+    Path app = work.resolve(script);
+    try (InputStream in = SparkDistributionIT.class.getResourceAsStream("/dist/" + script)) {
       Files.copy(in, app, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
     Path conf = Files.createDirectories(work.resolve("conf"));
@@ -157,11 +195,9 @@ class SparkDistributionIT {
       command.add(setting);
     }
     command.add(app.toString());
-    command.add(committer);
-    command.add(destination);
-    command.add("all");
+    command.addAll(arguments);
 
-    Path log = work.resolve(committer + ".log");
+    Path log = work.resolve(name + ".log");
     ProcessBuilder builder =
         new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     Map<String, String> env = builder.environment();
@@ -178,7 +214,7 @@ class SparkDistributionIT {
     Process process = builder.start();
     if (!process.waitFor(6, TimeUnit.MINUTES)) {
       process.destroyForcibly();
-      throw new IOException("spark-submit of " + committer + " ran over 6 minutes: see " + log);
+      throw new IOException("spark-submit of " + name + " ran over 6 minutes: see " + log);
     }
     return new Result(process.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
   }

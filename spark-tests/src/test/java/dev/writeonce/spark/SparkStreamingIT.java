@@ -184,22 +184,28 @@ class SparkStreamingIT implements StoreLifecycle {
   void theCheckpointIsWrittenWithoutCopyOrDeleteAndWithFewerRequestsThanSparksOwn()
       throws Exception {
     Traffic before = relay.read();
+    long start = System.nanoTime();
     runQuery("spark/");
+    long sparksMillis = (System.nanoTime() - start) / 1_000_000;
     Traffic sparks = relay.read().minus(before);
     assertThat(sinkIds("spark/")).isEqualTo(allIds());
 
     useWriteonceManager();
     before = relay.read();
+    start = System.nanoTime();
     runQuery("writeonce/");
+    long oursMillis = (System.nanoTime() - start) / 1_000_000;
     Traffic ours = relay.read().minus(before);
     assertThat(sinkIds("writeonce/")).isEqualTo(allIds());
 
     LOG.info(
-        "{}: {} micro-batches, Spark's checkpoint manager: {}; writeonce: {}",
+        "{}: {} micro-batches, Spark's checkpoint manager: {} in {} ms; writeonce: {} in {} ms",
         store.name(),
         BATCHES,
         sparks,
-        ours);
+        sparksMillis,
+        ours,
+        oursMillis);
     assertThat(sparks.requests(S3Api.COPY_OBJECT)).as("Spark's renames").isPositive();
     assertThat(ours.requests(S3Api.COPY_OBJECT)).isZero();
     assertThat(ours.requests(S3Api.DELETE_OBJECT) + ours.requests(S3Api.DELETE_OBJECTS)).isZero();
@@ -215,22 +221,29 @@ class SparkStreamingIT implements StoreLifecycle {
     // Six batches of one window each: the watermark passes windows 0 to 4, the last stays open.
     List<String> emitted = List.of("0:10", "100:10", "200:10", "300:10", "400:10");
     Traffic before = relay.read();
+    long start = System.nanoTime();
     runAggregation("spark/");
+    long sparksMillis = (System.nanoTime() - start) / 1_000_000;
     Traffic sparks = relay.read().minus(before);
     assertThat(windows("spark/")).isEqualTo(emitted);
 
     useWriteonceManager();
     before = relay.read();
+    start = System.nanoTime();
     runAggregation("writeonce/");
+    long oursMillis = (System.nanoTime() - start) / 1_000_000;
     Traffic ours = relay.read().minus(before);
     assertThat(windows("writeonce/")).isEqualTo(emitted);
 
     LOG.info(
-        "{}: windowed aggregation, {} micro-batches, Spark's checkpoint manager: {}; writeonce: {}",
+        "{}: windowed aggregation, {} micro-batches, Spark's checkpoint manager: {} in {} ms;"
+            + " writeonce: {} in {} ms",
         store.name(),
         BATCHES,
         sparks,
-        ours);
+        sparksMillis,
+        ours,
+        oursMillis);
     assertThat(sparks.requests(S3Api.COPY_OBJECT)).as("Spark's renames").isPositive();
     assertThat(ours.requests(S3Api.COPY_OBJECT)).isZero();
     assertThat(ours.requests(S3Api.DELETE_OBJECT) + ours.requests(S3Api.DELETE_OBJECTS)).isZero();
@@ -240,48 +253,73 @@ class SparkStreamingIT implements StoreLifecycle {
         .noneMatch(key -> key.contains(".tmp") || key.contains("/."));
   }
 
+  /**
+   * A batch's writes are its checkpoint files (offsets, the source's log, the sink's log, the
+   * commit) and the sink's data files. The query dies just before each of them reaches the store,
+   * and just after the store stored it with its answer lost, and is started again.
+   */
   @Test
-  void aQueryKilledAtEachRequestOfABatchAndRestartedHoldsEachRowOnce() throws Exception {
+  void aQueryKilledBeforeAndAfterEachWriteOfABatchAndRestartedHoldsEachRowOnce() throws Exception {
     useWriteonceManager();
-    int crashes = 0;
-    int orphans = 0;
-    for (int at = 1; ; at++) {
-      String dir = "kill-" + at + "/";
-      Path from = Files.createDirectories(input.resolve(dir));
-      copyInput(0, from);
-      runQuery(dir, source(from).repartition(2).select("id"));
-      // The next batch dies at its request number `at`, then the query starts again.
-      copyInput(1, from);
-      int injected = relay.injected();
-      relay.crashAt(at);
-      boolean died;
-      try {
-        runQuery(dir, source(from).repartition(2).select("id"));
-        died = relay.injected() > injected;
-      } catch (Exception expected) {
-        died = true;
-      } finally {
-        relay.heal();
+    // A run of the batch without a fault numbers its requests.
+    Path planned = startTwoBatchQuery("kill-plan/");
+    relay.byOrdinal(n -> null);
+    runQuery("kill-plan/", source(planned).repartition(2).select("id"));
+    List<Integer> writes = new java.util.ArrayList<>();
+    for (String line : relay.numbered()) {
+      String[] parts = line.split(" ", 3);
+      if (parts[1].equals("PUT") && !parts[2].contains("uploadId=")) {
+        writes.add(Integer.parseInt(parts[0]));
       }
-      runQuery(dir, source(from).repartition(2).select("id"));
+    }
+    relay.heal();
+    assertThat(writes).as("the batch's PUTs: %s", relay.numbered()).hasSizeGreaterThanOrEqualTo(6);
 
-      assertThat(sinkIds(dir)).as("crash at request %d", at).isEqualTo(ids(0, 2));
-      assertThat(view.keys(dir + "checkpoint/")).noneMatch(key -> key.contains(".tmp"));
-      orphans += orphanFiles(dir);
-      if (!died) {
-        break; // the batch needed fewer requests: every one of them was a crash point
+    int orphans = 0;
+    for (int write : writes) {
+      for (boolean stored : List.of(false, true)) {
+        String dir = "kill-" + write + (stored ? "-after/" : "-before/");
+        Path from = startTwoBatchQuery(dir);
+        relay.byOrdinal(
+            n ->
+                n < write
+                    ? null
+                    : n == write && stored
+                        ? StoreRelay.Fault.RESET_AFTER_STORE_ACTED
+                        : StoreRelay.Fault.RESET_BEFORE);
+        try {
+          runQuery(dir, source(from).repartition(2).select("id"));
+        } catch (Exception expected) {
+          // the query died
+        } finally {
+          relay.heal();
+        }
+        runQuery(dir, source(from).repartition(2).select("id"));
+
+        assertThat(sinkIds(dir))
+            .as("died at write %d, stored %s", write, stored)
+            .isEqualTo(ids(0, 2));
+        assertThat(view.keys(dir + "checkpoint/")).noneMatch(key -> key.contains(".tmp"));
+        orphans += orphanFiles(dir);
       }
-      crashes++;
     }
     // Spark's file sink writes its files in place: those of a batch that died before its log entry
     // stay, outside the log, for readers that list the directory.
     LOG.info(
-        "{}: a batch killed at each of its {} requests and restarted; {} data files left outside"
-            + " the sink log",
+        "{}: a batch killed before and after each of its {} writes and restarted; {} data files"
+            + " left outside the sink log",
         store.name(),
-        crashes,
+        writes.size(),
         orphans);
-    assertThat(crashes).isGreaterThan(5);
+  }
+
+  /** A query on a fresh input directory that has run its first batch; the second file is added. */
+  private Path startTwoBatchQuery(String dir) throws Exception {
+    Path from = Files.createDirectories(input.resolve(dir));
+    copyInput(0, from);
+    runQuery(dir, source(from).repartition(2).select("id"));
+    copyInput(1, from);
+    return from;
   }
 
   /** Data files under a sink that its log does not list. */
