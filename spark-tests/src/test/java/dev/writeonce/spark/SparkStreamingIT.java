@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.writeonce.core.store.check.StoreTrust;
 import dev.writeonce.spark.streaming.WriteonceCheckpointFileManager;
+import dev.writeonce.spark.streaming.WriteonceStreamingCommitProtocol;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
@@ -51,6 +52,7 @@ class SparkStreamingIT implements StoreLifecycle {
   private TestStore store;
   private StoreRelay relay;
   private SparkSession spark;
+  private String bucket;
   private BucketView view;
 
   @TempDir Path input;
@@ -86,9 +88,11 @@ class SparkStreamingIT implements StoreLifecycle {
 
   @BeforeEach
   void newBucketAndInput() throws IOException {
-    view = new BucketView(store, store.newBucket("stream"));
+    bucket = store.newBucket("stream");
+    view = new BucketView(store, bucket);
     relay.heal();
     spark.conf().unset(WriteonceCheckpointFileManager.SETTING);
+    spark.conf().unset(WriteonceStreamingCommitProtocol.SETTING);
     writeInput(0, BATCHES);
   }
 
@@ -158,6 +162,14 @@ class SparkStreamingIT implements StoreLifecycle {
         .toList();
   }
 
+  private void useWriteonceSink() {
+    spark
+        .conf()
+        .set(
+            WriteonceStreamingCommitProtocol.SETTING,
+            WriteonceStreamingCommitProtocol.class.getName());
+  }
+
   private void useWriteonceManager() throws IOException {
     spark
         .conf()
@@ -198,14 +210,28 @@ class SparkStreamingIT implements StoreLifecycle {
     Traffic ours = relay.read().minus(before);
     assertThat(sinkIds("writeonce/")).isEqualTo(allIds());
 
+    useWriteonceSink();
+    before = relay.read();
+    start = System.nanoTime();
+    runQuery("writeonce-sink/");
+    long sinkMillis = (System.nanoTime() - start) / 1_000_000;
+    Traffic sink = relay.read().minus(before);
+    assertThat(sinkIds("writeonce-sink/")).isEqualTo(allIds());
+
     LOG.info(
-        "{}: {} micro-batches, Spark's checkpoint manager: {} in {} ms; writeonce: {} in {} ms",
+        "{}: {} micro-batches, Spark's checkpoint manager: {} in {} ms; writeonce: {} in {} ms;"
+            + " writeonce with its sink protocol: {} in {} ms",
         store.name(),
         BATCHES,
         sparks,
         sparksMillis,
         ours,
-        oursMillis);
+        oursMillis,
+        sink,
+        sinkMillis);
+    assertThat(sink.requests(S3Api.COPY_OBJECT)).isZero();
+    assertThat(sink.totalRequests()).isLessThan(sparks.totalRequests());
+    assertThat(view.keys("writeonce-sink/sink/_writeonce/")).isEmpty();
     assertThat(sparks.requests(S3Api.COPY_OBJECT)).as("Spark's renames").isPositive();
     assertThat(ours.requests(S3Api.COPY_OBJECT)).isZero();
     assertThat(ours.requests(S3Api.DELETE_OBJECT) + ours.requests(S3Api.DELETE_OBJECTS)).isZero();
@@ -261,24 +287,51 @@ class SparkStreamingIT implements StoreLifecycle {
   @Test
   void aQueryKilledBeforeAndAfterEachWriteOfABatchAndRestartedHoldsEachRowOnce() throws Exception {
     useWriteonceManager();
+    int orphans = killBeforeAndAfterEachWrite("kill-", false);
+    // Spark's file sink writes its files in place: those of a batch that died before its log entry
+    // stay, outside the log, for readers that list the directory.
+    LOG.info("{}: {} data files left outside the sink log", store.name(), orphans);
+  }
+
+  /**
+   * The same with the sink's files written as uploads by the streaming commit protocol: every
+   * upload, record and intent request of the batch is a crash point too, and no file of a batch
+   * that did not commit is ever visible, no upload stays open, no record stays.
+   */
+  @Test
+  void aSinkKilledBeforeAndAfterEachWriteOfABatchShowsNoFileOfAnUncommittedBatch()
+      throws Exception {
+    useWriteonceManager();
+    useWriteonceSink();
+    int orphans = killBeforeAndAfterEachWrite("sink-kill-", true);
+    assertThat(orphans).isZero();
+  }
+
+  /** Returns the data files left outside the sink log, over all crash points. */
+  private int killBeforeAndAfterEachWrite(String prefix, boolean uploads) throws Exception {
     // A run of the batch without a fault numbers its requests.
-    Path planned = startTwoBatchQuery("kill-plan/");
+    Path planned = startTwoBatchQuery(prefix + "plan/");
     relay.byOrdinal(n -> null);
-    runQuery("kill-plan/", source(planned).repartition(2).select("id"));
+    runQuery(prefix + "plan/", source(planned).repartition(2).select("id"));
     List<Integer> writes = new java.util.ArrayList<>();
     for (String line : relay.numbered()) {
       String[] parts = line.split(" ", 3);
-      if (parts[1].equals("PUT") && !parts[2].contains("uploadId=")) {
+      boolean write =
+          parts[1].equals("PUT") && !parts[2].contains("uploadId=")
+              || uploads && parts[1].equals("POST");
+      if (write) {
         writes.add(Integer.parseInt(parts[0]));
       }
     }
     relay.heal();
-    assertThat(writes).as("the batch's PUTs: %s", relay.numbered()).hasSizeGreaterThanOrEqualTo(6);
+    assertThat(writes)
+        .as("the batch's writes: %s", relay.numbered())
+        .hasSizeGreaterThanOrEqualTo(6);
 
     int orphans = 0;
     for (int write : writes) {
       for (boolean stored : List.of(false, true)) {
-        String dir = "kill-" + write + (stored ? "-after/" : "-before/");
+        String dir = prefix + write + (stored ? "-after/" : "-before/");
         Path from = startTwoBatchQuery(dir);
         relay.byOrdinal(
             n ->
@@ -287,30 +340,52 @@ class SparkStreamingIT implements StoreLifecycle {
                     : n == write && stored
                         ? StoreRelay.Fault.RESET_AFTER_STORE_ACTED
                         : StoreRelay.Fault.RESET_BEFORE);
+        List<String> sent = new java.util.ArrayList<>();
         try {
           runQuery(dir, source(from).repartition(2).select("id"));
         } catch (Exception expected) {
           // the query died
         } finally {
-          relay.heal();
+          sent.addAll(relay.numbered());
+          relay.byOrdinal(n -> null);
         }
         runQuery(dir, source(from).repartition(2).select("id"));
+        sent.addAll(relay.numbered());
+        relay.heal();
 
-        assertThat(sinkIds(dir))
-            .as("died at write %d, stored %s", write, stored)
-            .isEqualTo(ids(0, 2));
+        String crash = "died at write " + write + ", stored " + stored;
+        assertThat(sinkIds(dir)).as(crash).isEqualTo(ids(0, 2));
         assertThat(view.keys(dir + "checkpoint/")).noneMatch(key -> key.contains(".tmp"));
-        orphans += orphanFiles(dir);
+        int left = orphanFiles(dir);
+        orphans += left;
+        if (uploads) {
+          assertThat(left).as("%s: files outside the log", crash).isZero();
+          assertThat(view.openUploads(uploadedKeys(sent))).as("%s: open uploads", crash).isEmpty();
+          assertThat(view.keys(dir + "sink/_writeonce/")).as("%s: records left", crash).isEmpty();
+        }
       }
     }
-    // Spark's file sink writes its files in place: those of a batch that died before its log entry
-    // stay, outside the log, for readers that list the directory.
     LOG.info(
-        "{}: a batch killed before and after each of its {} writes and restarted; {} data files"
-            + " left outside the sink log",
+        "{}: a batch killed before and after each of its {} writes and restarted",
         store.name(),
-        writes.size(),
-        orphans);
+        writes.size());
+    return orphans;
+  }
+
+  /** The keys of the uploads the requests started: "N POST /bucket/key?uploads". */
+  private static List<String> uploadedKeys(List<String> numbered) {
+    List<String> keys = new java.util.ArrayList<>();
+    for (String line : numbered) {
+      String[] parts = line.split(" ", 3);
+      if (parts[1].equals("POST")
+          && parts[2].contains("?uploads")
+          && !parts[2].contains("uploadId=")) {
+        String target = parts[2].substring(0, parts[2].indexOf('?'));
+        String key = target.substring(target.indexOf('/', 1) + 1);
+        keys.add(java.net.URLDecoder.decode(key, java.nio.charset.StandardCharsets.UTF_8));
+      }
+    }
+    return keys;
   }
 
   /** A query on a fresh input directory that has run its first batch; the second file is added. */
@@ -380,6 +455,70 @@ class SparkStreamingIT implements StoreLifecycle {
     runQuery("race/");
     assertThat(sinkIds("race/")).isEqualTo(allIds());
     assertThat(view.openUploadsUnder("race/")).isEmpty();
+  }
+
+  /**
+   * Two runs ran batch 3 with the same plan, and the other run's sink log entry reached the store
+   * first: this run loses the commit point, its files never become visible, its uploads are
+   * aborted, and the other run's rows are in the sink once.
+   */
+  @Test
+  void aRunThatLosesTheSinkLogEntryLeavesNoFileAndNoUpload() throws Exception {
+    useWriteonceManager();
+    useWriteonceSink();
+    // The other run's file of batch 3: the rows 30 to 39, already complete under the sink.
+    spark.range(30, 40).coalesce(1).write().parquet(view.uri("other-run/"));
+    String written =
+        view.keys("other-run/").stream().filter(k -> k.endsWith(".parquet")).findFirst().get();
+    String theirs = "race-sink/sink/part-00000-other-run.c000.snappy.parquet";
+    store
+        .adminClient()
+        .copyObject(
+            b ->
+                b.sourceBucket(bucket)
+                    .sourceKey(written)
+                    .destinationBucket(bucket)
+                    .destinationKey(theirs));
+    String entry =
+        "v1\n{\"path\":\""
+            + view.uri(theirs)
+            + "\",\"size\":"
+            + view.size(theirs)
+            + ",\"isDir\":false,\"modificationTime\":1700000000000,\"blockReplication\":1,"
+            + "\"blockSize\":33554432,\"action\":\"add\"}";
+    String log3 = "race-sink/sink/_spark_metadata/3";
+    AtomicBoolean raced = new AtomicBoolean();
+    relay.byOrdinal(n -> null);
+    relay.inject(
+        request -> {
+          if (request.method().equals("PUT")
+              && request.path().endsWith("/" + log3)
+              && raced.compareAndSet(false, true)) {
+            view.put(log3, entry);
+          }
+          return false;
+        },
+        StoreRelay.Fault.DELAY_2S,
+        0);
+
+    assertThatThrownBy(() -> runQuery("race-sink/"))
+        .satisfies(
+            failure ->
+                assertThat(causes(failure))
+                    .contains("batch 3 of the streaming sink")
+                    .contains("was committed by another run of the query"));
+    List<String> sent = relay.numbered();
+    relay.heal();
+    assertThat(raced).isTrue();
+    assertThat(sinkIds("race-sink/")).isEqualTo(allIds().subList(0, 4 * ROWS_PER_BATCH));
+    assertThat(orphanFiles("race-sink/")).isZero();
+    assertThat(view.openUploads(uploadedKeys(sent))).isEmpty();
+    assertThat(view.keys("race-sink/sink/_writeonce/")).isEmpty();
+
+    // The run that won batch 3 goes on from the checkpoint: every row once.
+    runQuery("race-sink/");
+    assertThat(sinkIds("race-sink/")).isEqualTo(allIds());
+    assertThat(orphanFiles("race-sink/")).isZero();
   }
 
   /** The messages of a failure and of all its causes. */

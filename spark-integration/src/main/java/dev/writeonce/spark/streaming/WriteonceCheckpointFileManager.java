@@ -86,6 +86,9 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
       this.root = s3a.makeQualified(path);
       this.store = S3StoreGateway.forFileSystem(s3a);
       this.other = null;
+      if (root.getName().equals(SINK_LOG) && root.getParent() != null) {
+        settleSink(root.getParent());
+      }
     } else {
       LOG.info(
           "{} is not on S3A ({}): its checkpoint is kept by Spark's own manager",
@@ -96,6 +99,18 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
       this.store = null;
       this.other = sparksOwn(path, conf);
     }
+  }
+
+  /** The directory of a file sink's log. */
+  private static final String SINK_LOG = "_spark_metadata";
+
+  /**
+   * A file sink's log is opened (the query starts, or a reader reads the sink): the batches that
+   * {@link WriteonceStreamingCommitProtocol} left decided but unfinished are finished first, so
+   * that the log's files exist for its readers.
+   */
+  private void settleSink(Path sink) throws IOException {
+    new StreamingRecords(store, dev.writeonce.core.model.Destination.of(sink.toUri())).settle("");
   }
 
   /** As Spark chooses its manager: FileContext where the scheme has one, else FileSystem. */

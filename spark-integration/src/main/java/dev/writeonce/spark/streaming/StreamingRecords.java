@@ -1,0 +1,253 @@
+package dev.writeonce.spark.streaming;
+
+import dev.writeonce.core.errors.FormatException;
+import dev.writeonce.core.json.ManifestFormats;
+import dev.writeonce.core.model.Destination;
+import dev.writeonce.core.model.PendingUpload;
+import dev.writeonce.core.model.TaskIntent;
+import dev.writeonce.core.model.TaskManifest;
+import dev.writeonce.core.store.ObjectInfo;
+import dev.writeonce.core.store.OpenUpload;
+import dev.writeonce.core.store.StoreGateway;
+import dev.writeonce.core.upload.UploadCompletion;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The records a streaming sink's batches leave under {@code <sink>/_writeonce/streaming/}: one per
+ * run of a batch, naming its uploads, written before the batch's log entry and removed once its
+ * uploads are completed or aborted. The sink log decides each record left by a run that died or
+ * lost: the batch's entry names the run (its files carry the run's id), so its files are complete
+ * (roll forward); the entry names another run, so they are aborted; the log holds no entry for the
+ * batch yet, so the record is left to its run, which may still win it.
+ *
+ * <p>Records are settled when a query opens the sink's log (its start, and every Spark reader of
+ * the sink with the checkpoint file manager) and around each batch the commit protocol commits.
+ */
+final class StreamingRecords {
+
+  private static final Logger LOG = LoggerFactory.getLogger(StreamingRecords.class);
+
+  private static final Pattern NAME = Pattern.compile("(\\d+)-([0-9a-f-]{36})\\.json");
+
+  private static final Pattern JOB = Pattern.compile("stream-(\\d+)-([0-9a-f-]{36})/.*");
+
+  private static final Pattern LOG_FILE = Pattern.compile("(\\d+)(\\.compact)?");
+
+  /** The sink log's directory under a sink. */
+  static final String LOG_DIR = "_spark_metadata/";
+
+  /** Sinks this JVM found without records to settle: their next batches send no listing. */
+  private static final Set<String> SETTLED = ConcurrentHashMap.newKeySet();
+
+  private final StoreGateway store;
+  private final Destination sink;
+
+  StreamingRecords(StoreGateway store, Destination sink) {
+    this.store = store;
+    this.sink = sink;
+  }
+
+  /**
+   * The sink may hold a record this JVM did not settle (a batch of it is running, or failed): the
+   * next settle lists the records again.
+   */
+  static void unsettled(Destination sink) {
+    SETTLED.remove(sink.toString());
+  }
+
+  /** Whether this JVM found the sink without records of other runs since its last batch. */
+  static boolean isSettled(Destination sink) {
+    return SETTLED.contains(sink.toString());
+  }
+
+  /** A batch that found the sink settled committed and removed its own records. */
+  static void settledAgain(Destination sink) {
+    SETTLED.add(sink.toString());
+  }
+
+  /**
+   * Settles the records of other runs that the log decides; one LIST when there are none, nothing
+   * once this JVM found none.
+   */
+  void settle(String ownRun) throws IOException {
+    if (SETTLED.contains(sink.toString())) {
+      return;
+    }
+    // One listing finds both the runs' records and their task attempts' intents: a run that died
+    // before its record left intents alone.
+    java.util.SortedMap<String, Run> runs = new java.util.TreeMap<>();
+    String recordsDir = sink.prefix() + WriteonceStreamingCommitProtocol.RECORDS;
+    String jobsDir = new dev.writeonce.core.engine.JobLayout(sink).recordsPrefix() + "jobs/";
+    for (ObjectInfo object :
+        store.listObjects(sink.prefix() + dev.writeonce.core.engine.JobLayout.RECORDS_DIR)) {
+      String key = object.key();
+      Matcher record = NAME.matcher(key.substring(Math.min(key.length(), recordsDir.length())));
+      Matcher job = JOB.matcher(key.substring(Math.min(key.length(), jobsDir.length())));
+      if (key.startsWith(recordsDir) && record.matches()) {
+        long batch = Long.parseLong(record.group(1));
+        runs.computeIfAbsent(record.group(2), run -> new Run(batch)).record = key;
+      } else if (key.startsWith(jobsDir) && job.matches()) {
+        long batch = Long.parseLong(job.group(1));
+        runs.computeIfAbsent(job.group(2), run -> new Run(batch));
+      }
+    }
+    boolean undecided = false;
+    for (java.util.Map.Entry<String, Run> each : runs.entrySet()) {
+      String run = each.getKey();
+      long batch = each.getValue().batch;
+      if (run.equals(ownRun)) {
+        continue;
+      }
+      Optional<String> entry = logEntry(batch);
+      if (entry.isEmpty()) {
+        undecided = true; // its run may still win the batch
+        continue;
+      }
+      String recordsJobId = WriteonceStreamingCommitProtocol.recordsJobId(batch, run);
+      String record = each.getValue().record;
+      Optional<byte[]> body = record == null ? Optional.empty() : store.getObject(record);
+      List<PendingUpload> uploads = body.isEmpty() ? List.of() : read(body.get(), record).uploads();
+      if (entry.get().contains(run)) {
+        for (PendingUpload upload : uploads) {
+          UploadCompletion.completeOrConfirm(
+              store,
+              upload,
+              (failure, found) ->
+                  new IOException(
+                      sink.uriOf(upload.key())
+                          + ": listed in the sink log by batch "
+                          + batch
+                          + ", its upload is gone and the object is not it; "
+                          + failure.getMessage(),
+                      failure));
+        }
+        LOG.info(
+            "{}: batch {} of a run that stopped after its commit point: {} files completed",
+            sink,
+            batch,
+            uploads.size());
+      } else {
+        abortRun(store, sink, recordsJobId, run, uploads);
+        LOG.info("{}: batch {} of a run that did not commit it: its uploads aborted", sink, batch);
+      }
+      remove(store, sink, record, recordsJobId);
+    }
+    if (!undecided) {
+      SETTLED.add(sink.toString());
+    }
+  }
+
+  /** A run of a batch found in the store: its record, if it wrote one. */
+  private static final class Run {
+    final long batch;
+    String record;
+
+    Run(long batch) {
+      this.batch = batch;
+    }
+  }
+
+  /**
+   * The text of the sink log's entry for a batch: its own file, or the compaction that holds it
+   * (Spark removes a compacted batch's file only after later batches ran, which settle first).
+   */
+  private Optional<String> logEntry(long batch) throws IOException {
+    String dir = sink.prefix() + LOG_DIR;
+    for (String name : List.of(Long.toString(batch), batch + ".compact")) {
+      Optional<byte[]> text = store.getObject(dir + name);
+      if (text.isPresent()) {
+        return Optional.of(new String(text.get(), java.nio.charset.StandardCharsets.UTF_8));
+      }
+    }
+    // Compacted and removed: the first compaction after it holds it.
+    long compaction = Long.MAX_VALUE;
+    for (String child : store.listChildren(dir, Integer.MAX_VALUE)) {
+      Matcher m = LOG_FILE.matcher(child.substring(dir.length()));
+      if (m.matches() && m.group(2) != null) {
+        long at = Long.parseLong(m.group(1));
+        if (at > batch && at < compaction) {
+          compaction = at;
+        }
+      }
+    }
+    if (compaction == Long.MAX_VALUE) {
+      return Optional.empty();
+    }
+    Optional<byte[]> text = store.getObject(dir + compaction + ".compact");
+    return text.map(t -> new String(t, java.nio.charset.StandardCharsets.UTF_8));
+  }
+
+  /** A record as it was written, its uploads all under the sink. */
+  private TaskManifest read(byte[] body, String key) throws IOException {
+    TaskManifest manifest = ManifestFormats.taskManifestFromJson(body, sink.uriOf(key));
+    for (PendingUpload upload : manifest.uploads()) {
+      if (!upload.bucket().equals(sink.bucket()) || !upload.key().startsWith(sink.prefix())) {
+        throw new FormatException(
+            sink.uriOf(key),
+            "names an upload outside the sink: s3a://" + upload.bucket() + "/" + upload.key());
+      }
+    }
+    return manifest;
+  }
+
+  /**
+   * Aborts a run's uploads: those it named, by id, and those its task attempts recorded an intent
+   * for, by key. Only keys that carry the run's id are aborted by key: no other run holds an upload
+   * of them.
+   */
+  static void abortRun(
+      StoreGateway store,
+      Destination sink,
+      String recordsJobId,
+      String run,
+      List<PendingUpload> named)
+      throws IOException {
+    for (PendingUpload upload : named) {
+      store.abortUpload(upload.key(), upload.uploadId());
+    }
+    String intents = new dev.writeonce.core.engine.JobLayout(sink).intentPrefix(recordsJobId);
+    for (ObjectInfo intent : store.listObjects(intents)) {
+      Optional<byte[]> body = store.getObject(intent.key());
+      if (body.isEmpty()) {
+        continue;
+      }
+      TaskIntent read = ManifestFormats.taskIntentFromJson(body.get(), sink.uriOf(intent.key()));
+      for (String key : read.keys()) {
+        if (!key.startsWith(sink.prefix()) || !key.contains(run)) {
+          continue;
+        }
+        for (OpenUpload open : store.listUploads(key)) {
+          store.abortUpload(open.key(), open.uploadId());
+        }
+      }
+    }
+  }
+
+  /**
+   * Removes a run's record (if it wrote one) and its task attempts' records, by the names it wrote
+   * them under.
+   */
+  static void remove(StoreGateway store, Destination sink, String recordKey, String recordsJobId)
+      throws IOException {
+    List<String> keys = new ArrayList<>();
+    if (recordKey != null) {
+      keys.add(recordKey);
+    }
+    String job = new dev.writeonce.core.engine.JobLayout(sink).jobPrefix(recordsJobId);
+    for (ObjectInfo object : store.listObjects(job)) {
+      keys.add(object.key());
+    }
+    if (!keys.isEmpty()) {
+      store.deleteObjects(keys);
+    }
+  }
+}
