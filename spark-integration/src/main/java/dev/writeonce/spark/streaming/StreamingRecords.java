@@ -156,6 +156,28 @@ final class StreamingRecords {
     }
   }
 
+  /** Whose files a batch's sink log entry names. */
+  enum Owner {
+    THIS_RUN,
+    OTHER_RUN,
+    NO_ENTRY,
+    UNREADABLE
+  }
+
+  /** Whose files the batch's entry names, read from the store (never from a cache). */
+  Owner ownerOfEntry(long batch, String run) {
+    try {
+      Optional<String> entry = logEntry(batch);
+      if (entry.isEmpty()) {
+        return Owner.NO_ENTRY;
+      }
+      return entry.get().contains(run) ? Owner.THIS_RUN : Owner.OTHER_RUN;
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("{}: the log entry of batch {} could not be read: {}", sink, batch, e.toString());
+      return Owner.UNREADABLE;
+    }
+  }
+
   /**
    * The text of the sink log's entry for a batch: its own file, or the compaction that holds it
    * (Spark removes a compacted batch's file only after later batches ran, which settle first).

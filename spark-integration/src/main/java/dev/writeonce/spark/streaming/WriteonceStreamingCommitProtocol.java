@@ -86,6 +86,9 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
   /** Driver side: this JVM knew of no record of another run when the batch began. */
   private transient boolean settledBefore;
 
+  /** Driver side: the batch's log entry was sent, so only the log decides its uploads. */
+  private transient volatile boolean logAttempted;
+
   /** Driver side: the batch's log entry is this run's, so its uploads must be completed. */
   private transient volatile boolean won;
 
@@ -276,18 +279,35 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
       StoreGateway store = driver.storeGateway();
       TaskManifest record = new TaskManifest(recordsJobId(), "batch-" + batchId, uploads, Map.of());
       store.putObject(recordKey(sink), ManifestFormats.toJson(record), true);
+      logAttempted = true;
       boolean added;
       try {
         added = fileLog.add(batchId, statuses(sink, uploads, job));
       } catch (RuntimeException e) {
         if (!lostToAnotherRun(e)) {
-          // Undecided (no answer): the record stays, and the log decides at the next batch.
+          // No answer: abortJob and the next settle decide by the log, never by this failure.
           throw e;
         }
         added = false;
       }
       if (!added) {
-        throw lost(store, sink, uploads);
+        // The entry exists: this run's own write whose answer was lost, or another run's. Only the
+        // entry itself tells, and only another run's entry lets this run's uploads go.
+        StreamingRecords.Owner owner = new StreamingRecords(store, sink).ownerOfEntry(batchId, run);
+        if (owner == StreamingRecords.Owner.OTHER_RUN) {
+          throw lost(store, sink, uploads);
+        }
+        if (owner != StreamingRecords.Owner.THIS_RUN) {
+          throw new IllegalStateException(
+              "batch "
+                  + batchId
+                  + " of the streaming sink "
+                  + path
+                  + ": whether its log entry is this run's could not be read ("
+                  + owner
+                  + "); its record stays, and the query's next start completes or discards its"
+                  + " files as the log says");
+        }
       }
       won = true;
       for (PendingUpload upload : uploads) {
@@ -408,9 +428,19 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
     Destination sink = Destination.of(new Path(path).toUri());
     try {
       StoreGateway store = driver.storeGateway();
-      if (fileLogHoldsThisRun()) {
-        LOG.warn("Batch {} of {}: the log holds this run's entry; its files stay", batchId, path);
-        return;
+      if (logAttempted) {
+        // The entry may be this run's, or may still arrive: only another run's lets go.
+        StreamingRecords.Owner owner = new StreamingRecords(store, sink).ownerOfEntry(batchId, run);
+        if (owner != StreamingRecords.Owner.OTHER_RUN) {
+          StreamingRecords.unsettled(sink);
+          LOG.warn(
+              "Batch {} of {}: its log entry was sent and is {}; its record stays, and the"
+                  + " query's next start completes or discards its files as the log says",
+              batchId,
+              path,
+              owner);
+          return;
+        }
       }
       List<PendingUpload> known = new ArrayList<>();
       if (committedTasks != null) {
@@ -422,29 +452,6 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
       throw new UncheckedIOException(
           "aborting batch " + batchId + " of the streaming sink " + path + ": " + e.getMessage(),
           e);
-    }
-  }
-
-  /**
-   * After a commit whose log write may have landed without an answer: whether the batch's entry
-   * names this run's files. A failure to read it counts as yes, so that nothing is aborted that the
-   * log may list.
-   */
-  private boolean fileLogHoldsThisRun() {
-    try {
-      Option<SinkFileStatus[]> entry = fileLog.get(batchId);
-      if (entry.isEmpty()) {
-        return false;
-      }
-      for (SinkFileStatus status : entry.get()) {
-        if (status.path().contains(run)) {
-          return true;
-        }
-      }
-      return false;
-    } catch (RuntimeException e) {
-      LOG.warn("Batch {} of {}: its log entry could not be read: {}", batchId, path, e.toString());
-      return true;
     }
   }
 
