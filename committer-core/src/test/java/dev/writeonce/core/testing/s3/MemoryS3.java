@@ -187,12 +187,23 @@ public final class MemoryS3 {
   }
 
   /** The Server header of every answer from now on; "" (the default) sends none. */
+  private volatile boolean ignorePutIfNoneMatch;
+
   public void setServerHeader(String server) {
     this.server = server;
   }
 
   String serverHeader() {
     return server;
+  }
+
+  /**
+   * Plays a store that silently ignores {@code If-None-Match} on PutObject, as a store the check
+   * would refuse: the write replaces whatever is there. For planting the fault a guarantee rests
+   * on.
+   */
+  public void ignorePutIfNoneMatch(boolean ignore) {
+    this.ignorePutIfNoneMatch = ignore;
   }
 
   // ---- the clock
@@ -357,7 +368,7 @@ public final class MemoryS3 {
       String ifNoneMatch) {
     synchronized (lock) {
       Bucket b = bucket(bucket);
-      checkWriteConditions(b.objects.get(key), ifMatch, ifNoneMatch);
+      checkWriteConditions(b.objects.get(key), ifMatch, ignorePutIfNoneMatch ? null : ifNoneMatch);
       StoredObject object =
           new StoredObject(key, bytes, md5Etag(bytes), clockMillis, metadata, contentType);
       b.objects.put(key, object);
