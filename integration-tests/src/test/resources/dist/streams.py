@@ -8,7 +8,8 @@ usage: spark-submit ... streams.py DEST INPUT
 
 The query reads one file per micro-batch (three batches) with Trigger.AvailableNow, is run a
 second time on the same checkpoint with nothing new to read, and the sink must hold each row
-once. The checkpoint manager comes from --conf; this script only checks. Exits 1 on a mismatch.
+once. The checkpoint manager and the sink's commit protocol come from --conf; this script only
+checks. Exits 1 on a mismatch.
 """
 
 import os
@@ -34,9 +35,11 @@ def main():
         os.utime(path, (1_700_000_000 + batch, 1_700_000_000 + batch))
 
     spark = SparkSession.builder.appName("writeonce-streams").getOrCreate()
-    manager = spark.conf.get("spark.sql.streaming.checkpointFileManagerClass", "")
-    if not manager.startswith("dev.writeonce."):
-        fail("spark.sql.streaming.checkpointFileManagerClass is not set: " + manager)
+    for setting in ("spark.sql.streaming.checkpointFileManagerClass",
+                    "spark.sql.streaming.commitProtocolClass"):
+        value = spark.conf.get(setting, "")
+        if not value.startswith("dev.writeonce."):
+            fail(setting + " is not set: " + value)
 
     def run():
         (
