@@ -22,14 +22,12 @@ import java.util.TreeSet;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobContext;
-import org.apache.hadoop.mapreduce.OutputCommitter;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
 import org.apache.hadoop.mapreduce.TaskAttemptID;
 import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
 import org.apache.spark.internal.io.FileCommitProtocol;
 import org.apache.spark.internal.io.FileNameSpec;
-import org.apache.spark.mapred.SparkHadoopMapRedUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Option;
@@ -229,36 +227,10 @@ public class WriteonceCommitProtocol extends FileCommitProtocol implements Seria
 
   @Override
   public TaskCommitMessage commitTask(TaskAttemptContext context) {
-    TaskManifest[] manifest = new TaskManifest[1];
-    OutputCommitter coordinated =
-        new OutputCommitter() {
-          @Override
-          public void setupJob(JobContext job) {}
-
-          @Override
-          public void setupTask(TaskAttemptContext attempt) {}
-
-          @Override
-          public boolean needsTaskCommit(TaskAttemptContext attempt) {
-            return true;
-          }
-
-          @Override
-          public void commitTask(TaskAttemptContext attempt) throws IOException {
-            manifest[0] = task.commitTaskToManifest(attempt);
-          }
-
-          @Override
-          public void abortTask(TaskAttemptContext attempt) throws IOException {
-            task.abortTask(attempt);
-          }
-        };
-    TaskAttemptID attempt = context.getTaskAttemptID();
-    SparkHadoopMapRedUtil.commitTask(
-        coordinated, context, attempt.getJobID().getId(), attempt.getTaskID().getId());
+    TaskManifest committed = CoordinatedTaskCommit.commit(task, context);
     TaskManifest ours =
         new TaskManifest(
-            jobId, manifest[0].taskAttemptId(), manifest[0].uploads(), manifest[0].statistics());
+            jobId, committed.taskAttemptId(), committed.uploads(), committed.statistics());
     return new TaskCommitMessage(ManifestFormats.toJson(ours));
   }
 

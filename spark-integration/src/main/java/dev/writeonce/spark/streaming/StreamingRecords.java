@@ -117,19 +117,7 @@ final class StreamingRecords {
       Optional<byte[]> body = record == null ? Optional.empty() : store.getObject(record);
       List<PendingUpload> uploads = body.isEmpty() ? List.of() : read(body.get(), record).uploads();
       if (entry.get().contains(run)) {
-        for (PendingUpload upload : uploads) {
-          UploadCompletion.completeOrConfirm(
-              store,
-              upload,
-              (failure, found) ->
-                  new IOException(
-                      sink.uriOf(upload.key())
-                          + ": listed in the sink log by batch "
-                          + batch
-                          + ", its upload is gone and the object is not it; "
-                          + failure.getMessage(),
-                      failure));
-        }
+        complete(store, sink, batch, uploads);
         LOG.info(
             "{}: batch {} of a run that stopped after its commit point: {} files completed",
             sink,
@@ -219,6 +207,28 @@ final class StreamingRecords {
       }
     }
     return manifest;
+  }
+
+  /**
+   * Completes the uploads of a batch the sink log gives to their run, or confirms an earlier
+   * completion; an upload that is gone without having made its object fails, naming it.
+   */
+  static void complete(
+      StoreGateway store, Destination sink, long batch, List<PendingUpload> uploads)
+      throws IOException {
+    for (PendingUpload upload : uploads) {
+      UploadCompletion.completeOrConfirm(
+          store,
+          upload,
+          (failure, found) ->
+              new IOException(
+                  sink.uriOf(upload.key())
+                      + ": listed in the sink log by batch "
+                      + batch
+                      + ", its upload is gone and the object at its key is not it; "
+                      + failure.getMessage(),
+                  failure));
+    }
   }
 
   /**

@@ -9,7 +9,6 @@ import dev.writeonce.core.model.PendingUpload;
 import dev.writeonce.core.model.TaskManifest;
 import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.store.check.StoreTrust;
-import dev.writeonce.core.upload.UploadCompletion;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -19,14 +18,12 @@ import java.util.Map;
 import java.util.UUID;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobContext;
-import org.apache.hadoop.mapreduce.OutputCommitter;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
 import org.apache.hadoop.mapreduce.TaskAttemptID;
 import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
 import org.apache.spark.internal.io.FileCommitProtocol;
 import org.apache.spark.internal.io.FileNameSpec;
-import org.apache.spark.mapred.SparkHadoopMapRedUtil;
 import org.apache.spark.sql.execution.streaming.ManifestFileCommitProtocol;
 import org.apache.spark.sql.execution.streaming.sinks.FileStreamSinkLog;
 import org.apache.spark.sql.execution.streaming.sinks.SinkFileStatus;
@@ -221,34 +218,8 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
 
   @Override
   public FileCommitProtocol.TaskCommitMessage commitTask(TaskAttemptContext context) {
-    TaskManifest[] manifest = new TaskManifest[1];
-    OutputCommitter coordinated =
-        new OutputCommitter() {
-          @Override
-          public void setupJob(JobContext job) {}
-
-          @Override
-          public void setupTask(TaskAttemptContext attempt) {}
-
-          @Override
-          public boolean needsTaskCommit(TaskAttemptContext attempt) {
-            return true;
-          }
-
-          @Override
-          public void commitTask(TaskAttemptContext attempt) throws IOException {
-            manifest[0] = task.commitTaskToManifest(attempt);
-          }
-
-          @Override
-          public void abortTask(TaskAttemptContext attempt) throws IOException {
-            task.abortTask(attempt);
-          }
-        };
-    TaskAttemptID attempt = context.getTaskAttemptID();
-    SparkHadoopMapRedUtil.commitTask(
-        coordinated, context, attempt.getJobID().getId(), attempt.getTaskID().getId());
-    return new FileCommitProtocol.TaskCommitMessage(ManifestFormats.toJson(manifest[0]));
+    TaskManifest committed = dev.writeonce.spark.CoordinatedTaskCommit.commit(task, context);
+    return new FileCommitProtocol.TaskCommitMessage(ManifestFormats.toJson(committed));
   }
 
   @Override
@@ -310,22 +281,7 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
         }
       }
       won = true;
-      for (PendingUpload upload : uploads) {
-        UploadCompletion.completeOrConfirm(
-            store,
-            upload,
-            (failure, found) ->
-                new IOException(
-                    "batch "
-                        + batchId
-                        + " of "
-                        + path
-                        + ": the upload of "
-                        + sink.uriOf(upload.key())
-                        + " is gone; "
-                        + failure.getMessage(),
-                    failure));
-      }
+      StreamingRecords.complete(store, sink, batchId, uploads);
       StreamingRecords.remove(store, sink, recordKey(sink), recordsJobId());
       LOG.info("Batch {} of {}: {} files committed", batchId, path, uploads.size());
       if (settledBefore) {
