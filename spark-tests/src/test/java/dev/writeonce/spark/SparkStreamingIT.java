@@ -503,6 +503,7 @@ class SparkStreamingIT implements StoreLifecycle {
         StoreRelay.Fault.DELAY_2S,
         0);
 
+    Traffic before = relay.read();
     assertThatThrownBy(() -> runQuery("race-sink/"))
         .satisfies(
             failure ->
@@ -510,8 +511,14 @@ class SparkStreamingIT implements StoreLifecycle {
                     .contains("batch 3 of the streaming sink")
                     .contains("was committed by another run of the query"));
     List<String> sent = relay.numbered();
+    Traffic losing = relay.read().minus(before);
     relay.heal();
     assertThat(raced).isTrue();
+    // Batches 0 to 2 completed their two files each; batch 3's two uploads were aborted, none
+    // completed.
+    assertThat(losing.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).as("%s", losing).isEqualTo(6);
+    assertThat(losing.requests(S3Api.ABORT_MULTIPART_UPLOAD)).as("%s", losing).isEqualTo(2);
+    assertThat(losing.requests(S3Api.COPY_OBJECT)).isZero();
     assertThat(sinkIds("race-sink/")).isEqualTo(allIds().subList(0, 4 * ROWS_PER_BATCH));
     assertThat(orphanFiles("race-sink/")).isZero();
     assertThat(view.openUploads(uploadedKeys(sent))).isEmpty();

@@ -83,6 +83,9 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
   /** Driver side: this JVM knew of no record of another run when the batch began. */
   private transient boolean settledBefore;
 
+  /** Driver side: the batch was lost to another run and its uploads and records are gone. */
+  private transient volatile boolean discarded;
+
   /** Driver side: the batch's log entry was sent, so only the log decides its uploads. */
   private transient volatile boolean logAttempted;
 
@@ -335,6 +338,7 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
       throws IOException {
     StreamingRecords.abortRun(store, sink, recordsJobId(), run, mine);
     StreamingRecords.remove(store, sink, recordKey(sink), recordsJobId());
+    discarded = true;
     return new IllegalStateException(
         "batch "
             + batchId
@@ -378,8 +382,8 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
           path);
       return;
     }
-    if (driver == null) {
-      return; // set up failed before anything was written
+    if (driver == null || discarded) {
+      return; // set up failed before anything was written, or the loss was cleaned up already
     }
     Destination sink = Destination.of(new Path(path).toUri());
     try {
