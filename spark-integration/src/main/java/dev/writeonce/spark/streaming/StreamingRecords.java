@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -45,8 +44,17 @@ final class StreamingRecords {
   /** The sink log's directory under a sink. */
   static final String LOG_DIR = "_spark_metadata/";
 
-  /** Sinks this JVM found without records to settle: their next batches send no listing. */
-  private static final Set<String> SETTLED = ConcurrentHashMap.newKeySet();
+  /**
+   * Per sink, how many times this JVM may have left records on it: a batch began, or failed.
+   * Changes only grow.
+   */
+  private static final ConcurrentHashMap<String, Long> CHANGES = new ConcurrentHashMap<>();
+
+  /**
+   * Per sink, the count of changes at which a settle of this JVM found nothing left undecided:
+   * while it equals {@link #CHANGES}, a batch's settle sends no listing.
+   */
+  private static final ConcurrentHashMap<String, Long> SETTLED_AT = new ConcurrentHashMap<>();
 
   private final StoreGateway store;
   private final Destination sink;
@@ -57,31 +65,50 @@ final class StreamingRecords {
   }
 
   /**
-   * The sink may hold a record this JVM did not settle (a batch of it is running, or failed): the
-   * next settle lists the records again.
+   * The sink may hold a record this JVM did not settle (a batch of it began, or failed): the next
+   * settle lists the records again, and a settle that listed before now does not count.
    */
   static void unsettled(Destination sink) {
-    SETTLED.remove(sink.toString());
+    CHANGES.merge(sink.toString(), 1L, Long::sum);
   }
 
-  /** Whether this JVM found the sink without records of other runs since its last batch. */
+  /** The changes of a sink so far, to hand back to {@link #settledAgain}. */
+  static long changes(Destination sink) {
+    return CHANGES.getOrDefault(sink.toString(), 0L);
+  }
+
+  /** Whether this JVM found the sink without records of other runs since its last change. */
   static boolean isSettled(Destination sink) {
-    return SETTLED.contains(sink.toString());
-  }
-
-  /** A batch that found the sink settled committed and removed its own records. */
-  static void settledAgain(Destination sink) {
-    SETTLED.add(sink.toString());
+    Long at = SETTLED_AT.get(sink.toString());
+    return at != null && at == changes(sink);
   }
 
   /**
-   * Settles the records of other runs that the log decides; one LIST when there are none, nothing
-   * once this JVM found none.
+   * A batch that found the sink settled committed and removed its own records: settled as it was,
+   * unless something changed the sink since {@code changes} was read.
    */
-  void settle(String ownRun) throws IOException {
-    if (SETTLED.contains(sink.toString())) {
+  static void settledAgain(Destination sink, long changes) {
+    markSettled(sink, changes);
+  }
+
+  private static void markSettled(Destination sink, long changes) {
+    if (changes(sink) == changes) {
+      SETTLED_AT.merge(sink.toString(), changes, Math::max);
+    }
+  }
+
+  /**
+   * Settles the records of other runs that the log decides; one LIST when there are none. A batch
+   * ({@code everyTime} false) sends none while this JVM knows the sink settled; opening the sink's
+   * log (a query's start, a reader) always lists, so that what another JVM left is settled there. A
+   * record that cannot be settled (unreadable, outside the sink, its uploads gone) is logged and
+   * left; the others are settled all the same.
+   */
+  void settle(String ownRun, boolean everyTime) throws IOException {
+    if (!everyTime && isSettled(sink)) {
       return;
     }
+    long changesAtStart = changes(sink);
     // One listing finds both the runs' records and their task attempts' intents: a run that died
     // before its record left intents alone.
     java.util.SortedMap<String, Run> runs = new java.util.TreeMap<>();
@@ -103,35 +130,53 @@ final class StreamingRecords {
     boolean undecided = false;
     for (java.util.Map.Entry<String, Run> each : runs.entrySet()) {
       String run = each.getKey();
-      long batch = each.getValue().batch;
       if (run.equals(ownRun)) {
         continue;
       }
-      Optional<String> entry = logEntry(batch);
-      if (entry.isEmpty()) {
-        undecided = true; // its run may still win the batch
-        continue;
-      }
-      String recordsJobId = WriteonceStreamingCommitProtocol.recordsJobId(batch, run);
-      String record = each.getValue().record;
-      Optional<byte[]> body = record == null ? Optional.empty() : store.getObject(record);
-      List<PendingUpload> uploads = body.isEmpty() ? List.of() : read(body.get(), record).uploads();
-      if (entry.get().contains(run)) {
-        complete(store, sink, batch, uploads);
-        LOG.info(
-            "{}: batch {} of a run that stopped after its commit point: {} files completed",
+      try {
+        undecided |= !settleRun(run, each.getValue());
+      } catch (IOException | RuntimeException e) {
+        undecided = true;
+        LOG.warn(
+            "{}: the records of run {} of batch {} were left as they are: {}",
             sink,
-            batch,
-            uploads.size());
-      } else {
-        abortRun(store, sink, recordsJobId, run, uploads);
-        LOG.info("{}: batch {} of a run that did not commit it: its uploads aborted", sink, batch);
+            run,
+            each.getValue().batch,
+            e.toString());
       }
-      remove(store, sink, record, recordsJobId);
     }
     if (!undecided) {
-      SETTLED.add(sink.toString());
+      markSettled(sink, changesAtStart);
     }
+  }
+
+  /** Settles one run by the log; false when the log does not decide it yet. */
+  private boolean settleRun(String run, Run found) throws IOException {
+    long batch = found.batch;
+    Optional<String> entry = logEntry(batch);
+    if (entry.isEmpty()) {
+      return false; // its run may still win the batch
+    }
+    String recordsJobId = WriteonceStreamingCommitProtocol.recordsJobId(batch, run);
+    String record = found.record;
+    Optional<byte[]> body = record == null ? Optional.empty() : store.getObject(record);
+    List<PendingUpload> uploads = body.isEmpty() ? List.of() : read(body.get(), record).uploads();
+    if (entry.get().contains(run)) {
+      complete(store, sink, batch, uploads);
+      java.util.Set<String> attempts = new java.util.HashSet<>();
+      uploads.forEach(upload -> attempts.add(upload.taskAttempt()));
+      removeAfterCommit(store, sink, record, recordsJobId, run, attempts, uploads);
+      LOG.info(
+          "{}: batch {} of a run that stopped after its commit point: {} files completed",
+          sink,
+          batch,
+          uploads.size());
+    } else {
+      abortRun(store, sink, recordsJobId, run, uploads);
+      remove(store, sink, record, recordsJobId);
+      LOG.info("{}: batch {} of a run that did not commit it: its uploads aborted", sink, batch);
+    }
+    return true;
   }
 
   /** A run of a batch found in the store: its record, if it wrote one. */
@@ -261,6 +306,59 @@ final class StreamingRecords {
           store.abortUpload(open.key(), open.uploadId());
         }
       }
+    }
+  }
+
+  /**
+   * Removes the records of a run whose batch committed. An attempt of the run that did not commit
+   * (it failed, and Spark ran the task again) may have left an upload under a key the run
+   * committed: the uploads its intent names are aborted unless they are the committed ones. When
+   * every attempt committed, this is one LIST and one DeleteObjects.
+   */
+  static void removeAfterCommit(
+      StoreGateway store,
+      Destination sink,
+      String recordKey,
+      String recordsJobId,
+      String run,
+      java.util.Set<String> committedAttempts,
+      List<PendingUpload> committed)
+      throws IOException {
+    dev.writeonce.core.engine.JobLayout layout = new dev.writeonce.core.engine.JobLayout(sink);
+    java.util.Set<String> committedIds = new java.util.HashSet<>();
+    committed.forEach(upload -> committedIds.add(upload.uploadId()));
+    java.util.Set<String> committedIntents = new java.util.HashSet<>();
+    for (String attempt : committedAttempts) {
+      committedIntents.add(layout.intentKey(recordsJobId, attempt));
+    }
+    List<String> keys = new ArrayList<>();
+    if (recordKey != null) {
+      keys.add(recordKey);
+    }
+    for (ObjectInfo object : store.listObjects(layout.jobPrefix(recordsJobId))) {
+      keys.add(object.key());
+      if (!object.key().startsWith(layout.intentPrefix(recordsJobId))
+          || committedIntents.contains(object.key())) {
+        continue;
+      }
+      Optional<byte[]> body = store.getObject(object.key());
+      if (body.isEmpty()) {
+        continue;
+      }
+      TaskIntent intent = ManifestFormats.taskIntentFromJson(body.get(), sink.uriOf(object.key()));
+      for (String key : intent.keys()) {
+        if (!key.startsWith(sink.prefix()) || !key.contains(run)) {
+          continue;
+        }
+        for (OpenUpload open : store.listUploads(key)) {
+          if (!committedIds.contains(open.uploadId())) {
+            store.abortUpload(open.key(), open.uploadId());
+          }
+        }
+      }
+    }
+    if (!keys.isEmpty()) {
+      store.deleteObjects(keys);
     }
   }
 

@@ -109,8 +109,18 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
    * {@link WriteonceStreamingCommitProtocol} left decided but unfinished are finished first, so
    * that the log's files exist for its readers.
    */
-  private void settleSink(Path sink) throws IOException {
-    new StreamingRecords(store, dev.writeonce.core.model.Destination.of(sink.toUri())).settle("");
+  private void settleSink(Path sink) {
+    try {
+      new StreamingRecords(store, dev.writeonce.core.model.Destination.of(sink.toUri()))
+          .settle("", true);
+    } catch (IOException | RuntimeException e) {
+      // A reader or a query goes on: a file the log lists and that is not complete yet fails its
+      // read, naming it, and the next opening of the sink settles again.
+      LOG.warn(
+          "{}: the unfinished batches of the sink could not be settled on opening its log: {}",
+          sink,
+          e.toString());
+    }
   }
 
   /** As Spark chooses its manager: FileContext where the scheme has one, else FileSystem. */

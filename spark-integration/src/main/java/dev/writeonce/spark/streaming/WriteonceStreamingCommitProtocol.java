@@ -83,6 +83,9 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
   /** Driver side: this JVM knew of no record of another run when the batch began. */
   private transient boolean settledBefore;
 
+  /** Driver side: the sink's changes in this JVM once this batch began. */
+  private transient long changesAtSetup;
+
   /** Driver side: the batch was lost to another run and its uploads and records are gone. */
   private transient volatile boolean discarded;
 
@@ -169,11 +172,12 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
           "batch " + batchId + " of the streaming sink " + path,
           job.getConfiguration());
       Destination sink = Destination.of(new Path(path).toUri());
-      new StreamingRecords(driver.storeGateway(), sink).settle(run);
+      new StreamingRecords(driver.storeGateway(), sink).settle(run, false);
       // From here this run leaves records until its batch ends well: should it fail, the next
       // settle of this JVM lists them.
       settledBefore = StreamingRecords.isSettled(sink);
       StreamingRecords.unsettled(sink);
+      changesAtSetup = StreamingRecords.changes(sink);
     } catch (IOException e) {
       throw new UncheckedIOException(
           "setting up batch " + batchId + " of the streaming sink " + path + ": " + e.getMessage(),
@@ -244,15 +248,19 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
   @Override
   public void commitJob(JobContext job, Seq<FileCommitProtocol.TaskCommitMessage> messages) {
     List<PendingUpload> uploads = new ArrayList<>();
+    java.util.Set<String> attempts = new java.util.HashSet<>();
     scala.collection.Iterator<FileCommitProtocol.TaskCommitMessage> each = messages.iterator();
     while (each.hasNext()) {
-      uploads.addAll(manifestOf(each.next()).uploads());
+      TaskManifest manifest = manifestOf(each.next());
+      uploads.addAll(manifest.uploads());
+      attempts.add(manifest.taskAttemptId());
     }
     Destination sink = Destination.of(new Path(path).toUri());
     try {
       StoreGateway store = driver.storeGateway();
       TaskManifest record = new TaskManifest(recordsJobId(), "batch-" + batchId, uploads, Map.of());
-      store.putObject(recordKey(sink), ManifestFormats.toJson(record), true);
+      // The name carries this run's id: no other writer, and a retry writes the same bytes.
+      store.putObject(recordKey(sink), ManifestFormats.toJson(record), false);
       logAttempted = true;
       boolean added;
       try {
@@ -285,10 +293,23 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
       }
       won = true;
       StreamingRecords.complete(store, sink, batchId, uploads);
-      StreamingRecords.remove(store, sink, recordKey(sink), recordsJobId());
+      try {
+        StreamingRecords.removeAfterCommit(
+            store, sink, recordKey(sink), recordsJobId(), run, attempts, uploads);
+      } catch (IOException | RuntimeException e) {
+        // The batch is committed: its cleanup is not its outcome. What is left is recorded, and
+        // the next opening of the sink removes it.
+        StreamingRecords.unsettled(sink);
+        LOG.warn(
+            "Batch {} of {} is committed; its records were not all removed: {}",
+            batchId,
+            path,
+            e.toString());
+        return;
+      }
       LOG.info("Batch {} of {}: {} files committed", batchId, path, uploads.size());
       if (settledBefore) {
-        StreamingRecords.settledAgain(sink);
+        StreamingRecords.settledAgain(sink, changesAtSetup);
       } else {
         settleAfterCommit(store, sink);
       }
@@ -309,7 +330,7 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
    */
   private void settleAfterCommit(StoreGateway store, Destination sink) {
     try {
-      new StreamingRecords(store, sink).settle(run);
+      new StreamingRecords(store, sink).settle(run, false);
     } catch (IOException | RuntimeException e) {
       StreamingRecords.unsettled(sink);
       LOG.warn(
