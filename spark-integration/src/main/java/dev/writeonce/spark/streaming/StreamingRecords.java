@@ -158,10 +158,29 @@ final class StreamingRecords {
       return false; // its run may still win the batch
     }
     String recordsJobId = WriteonceStreamingCommitProtocol.recordsJobId(batch, run);
-    String record = found.record;
-    Optional<byte[]> body = record == null ? Optional.empty() : store.getObject(record);
-    List<PendingUpload> uploads = body.isEmpty() ? List.of() : read(body.get(), record).uploads();
     if (entry.get().contains(run)) {
+      // The run won: its record was written before its entry, so it is there now even if the
+      // listing, taken earlier, showed only its intents. Without it the run's uploads are not
+      // known, and nothing of the run is touched.
+      String record =
+          found.record != null
+              ? found.record
+              : sink.prefix()
+                  + WriteonceStreamingCommitProtocol.RECORDS
+                  + batch
+                  + "-"
+                  + run
+                  + ".json";
+      Optional<byte[]> body = store.getObject(record);
+      if (body.isEmpty()) {
+        LOG.warn(
+            "{}: batch {} is run {}'s in the log, and its record is not there: left as it is",
+            sink,
+            batch,
+            run);
+        return false;
+      }
+      List<PendingUpload> uploads = read(body.get(), record).uploads();
       complete(store, sink, batch, uploads);
       java.util.Set<String> attempts = new java.util.HashSet<>();
       uploads.forEach(upload -> attempts.add(upload.taskAttempt()));
@@ -172,6 +191,9 @@ final class StreamingRecords {
           batch,
           uploads.size());
     } else {
+      String record = found.record;
+      Optional<byte[]> body = record == null ? Optional.empty() : store.getObject(record);
+      List<PendingUpload> uploads = body.isEmpty() ? List.of() : read(body.get(), record).uploads();
       abortRun(store, sink, recordsJobId, run, uploads);
       remove(store, sink, record, recordsJobId);
       LOG.info("{}: batch {} of a run that did not commit it: its uploads aborted", sink, batch);
@@ -193,6 +215,8 @@ final class StreamingRecords {
   enum Owner {
     THIS_RUN,
     OTHER_RUN,
+    /** The entry lists no file: whoever wrote it, a run that wrote no file has nothing at stake. */
+    EMPTY,
     NO_ENTRY,
     UNREADABLE
   }
@@ -204,7 +228,11 @@ final class StreamingRecords {
       if (entry.isEmpty()) {
         return Owner.NO_ENTRY;
       }
-      return entry.get().contains(run) ? Owner.THIS_RUN : Owner.OTHER_RUN;
+      if (entry.get().contains(run)) {
+        return Owner.THIS_RUN;
+      }
+      // An entry without files names no run: a batch that wrote nothing loses nothing to it.
+      return entry.get().contains("\"path\"") ? Owner.OTHER_RUN : Owner.EMPTY;
     } catch (IOException | RuntimeException e) {
       LOG.warn("{}: the log entry of batch {} could not be read: {}", sink, batch, e.toString());
       return Owner.UNREADABLE;

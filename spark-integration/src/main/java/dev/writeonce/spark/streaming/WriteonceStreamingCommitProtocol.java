@@ -276,10 +276,11 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
         // The entry exists: this run's own write whose answer was lost, or another run's. Only the
         // entry itself tells, and only another run's entry lets this run's uploads go.
         StreamingRecords.Owner owner = new StreamingRecords(store, sink).ownerOfEntry(batchId, run);
-        if (owner == StreamingRecords.Owner.OTHER_RUN) {
+        if (owner == StreamingRecords.Owner.OTHER_RUN
+            || owner == StreamingRecords.Owner.EMPTY && !uploads.isEmpty()) {
           throw lost(store, sink, uploads);
         }
-        if (owner != StreamingRecords.Owner.THIS_RUN) {
+        if (owner != StreamingRecords.Owner.THIS_RUN && owner != StreamingRecords.Owner.EMPTY) {
           throw new IllegalStateException(
               "batch "
                   + batchId
@@ -412,7 +413,10 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
       if (logAttempted) {
         // The entry may be this run's, or may still arrive: only another run's lets go.
         StreamingRecords.Owner owner = new StreamingRecords(store, sink).ownerOfEntry(batchId, run);
-        if (owner != StreamingRecords.Owner.OTHER_RUN) {
+        boolean anotherRuns =
+            owner == StreamingRecords.Owner.OTHER_RUN
+                || owner == StreamingRecords.Owner.EMPTY && !knownUploads().isEmpty();
+        if (!anotherRuns) {
           StreamingRecords.unsettled(sink);
           LOG.warn(
               "Batch {} of {}: its log entry was sent and is {}; its record stays, and the"
@@ -423,17 +427,22 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
           return;
         }
       }
-      List<PendingUpload> known = new ArrayList<>();
-      if (committedTasks != null) {
-        committedTasks.forEach(manifest -> known.addAll(manifest.uploads()));
-      }
-      StreamingRecords.abortRun(store, sink, recordsJobId(), run, known);
+      StreamingRecords.abortRun(store, sink, recordsJobId(), run, knownUploads());
       StreamingRecords.remove(store, sink, recordKey(sink), recordsJobId());
     } catch (IOException e) {
       throw new UncheckedIOException(
           "aborting batch " + batchId + " of the streaming sink " + path + ": " + e.getMessage(),
           e);
     }
+  }
+
+  /** The uploads of the tasks that committed, as the driver heard of them. */
+  private List<PendingUpload> knownUploads() {
+    List<PendingUpload> known = new ArrayList<>();
+    if (committedTasks != null) {
+      committedTasks.forEach(manifest -> known.addAll(manifest.uploads()));
+    }
+    return known;
   }
 
   private TaskManifest manifestOf(FileCommitProtocol.TaskCommitMessage message) {
