@@ -56,10 +56,6 @@ final class CheckpointBuffer extends OutputStream {
     length += len;
   }
 
-  long length() {
-    return length;
-  }
-
   /** What was written, for the request that stores it; the buffer takes no more bytes. */
   ObjectBody body() throws IOException {
     sealed = true;

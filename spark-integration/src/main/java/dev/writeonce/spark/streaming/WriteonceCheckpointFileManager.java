@@ -138,11 +138,6 @@ public class WriteonceCheckpointFileManager implements CheckpointFileManager {
     }
   }
 
-  /** The requests this manager sent, by type. */
-  public dev.writeonce.core.store.RequestCounters counters() {
-    return store == null ? new dev.writeonce.core.store.RequestCounters() : store.counters();
-  }
-
   @Override
   public CancellableFSDataOutputStream createAtomic(Path path, boolean overwriteIfPossible) {
     if (other != null) {
