@@ -308,17 +308,7 @@ public final class S3StoreGateway implements StoreGateway {
 
   @Override
   public Optional<java.util.Map<String, String>> objectMetadata(String key) throws StoreException {
-    HeadObjectRequest request = requests.head(key);
-    try {
-      HeadObjectResponse head =
-          call(RequestType.HEAD_OBJECT, "HeadObject", key, () -> observed(s3.headObject(request)));
-      return Optional.of(head.metadata());
-    } catch (StoreException e) {
-      if (e.is(ErrorKind.NOT_FOUND)) {
-        return Optional.empty();
-      }
-      throw e;
-    }
+    return head(key).map(HeadObjectResponse::metadata);
   }
 
   @Override
@@ -491,13 +481,22 @@ public final class S3StoreGateway implements StoreGateway {
 
   @Override
   public Optional<ObjectInfo> headObject(String key) throws StoreException {
+    Optional<HeadObjectResponse> found = head(key);
+    if (found.isEmpty()) {
+      return Optional.empty();
+    }
+    HeadObjectResponse head = found.get();
+    long modified = head.lastModified() == null ? 0 : head.lastModified().toEpochMilli();
+    noteStoreTime(modified);
+    return Optional.of(new ObjectInfo(key, head.contentLength(), head.eTag(), modified));
+  }
+
+  /** One HeadObject; empty when the key holds nothing. */
+  private Optional<HeadObjectResponse> head(String key) throws StoreException {
     HeadObjectRequest request = requests.head(key);
     try {
-      HeadObjectResponse head =
-          call(RequestType.HEAD_OBJECT, "HeadObject", key, () -> observed(s3.headObject(request)));
-      long modified = head.lastModified() == null ? 0 : head.lastModified().toEpochMilli();
-      noteStoreTime(modified);
-      return Optional.of(new ObjectInfo(key, head.contentLength(), head.eTag(), modified));
+      return Optional.of(
+          call(RequestType.HEAD_OBJECT, "HeadObject", key, () -> observed(s3.headObject(request))));
     } catch (StoreException e) {
       if (e.is(ErrorKind.NOT_FOUND)) {
         return Optional.empty();
