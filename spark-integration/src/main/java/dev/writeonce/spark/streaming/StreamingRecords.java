@@ -56,6 +56,16 @@ final class StreamingRecords {
    */
   private static final ConcurrentHashMap<String, Long> SETTLED_AT = new ConcurrentHashMap<>();
 
+  /**
+   * The JVM whose counts a caller reads: one per JVM, so empty; a simulation of several JVMs in one
+   * gives each its own.
+   */
+  static volatile java.util.function.Supplier<String> jvm = () -> "";
+
+  private static String countsKey(Destination sink) {
+    return jvm.get() + sink;
+  }
+
   private final StoreGateway store;
   private final Destination sink;
 
@@ -69,17 +79,17 @@ final class StreamingRecords {
    * settle lists the records again, and a settle that listed before now does not count.
    */
   static void unsettled(Destination sink) {
-    CHANGES.merge(sink.toString(), 1L, Long::sum);
+    CHANGES.merge(countsKey(sink), 1L, Long::sum);
   }
 
   /** The changes of a sink so far, to hand back to {@link #settledAgain}. */
   static long changes(Destination sink) {
-    return CHANGES.getOrDefault(sink.toString(), 0L);
+    return CHANGES.getOrDefault(countsKey(sink), 0L);
   }
 
   /** Whether this JVM found the sink without records of other runs since its last change. */
   static boolean isSettled(Destination sink) {
-    Long at = SETTLED_AT.get(sink.toString());
+    Long at = SETTLED_AT.get(countsKey(sink));
     return at != null && at == changes(sink);
   }
 
@@ -93,7 +103,7 @@ final class StreamingRecords {
 
   private static void markSettled(Destination sink, long changes) {
     if (changes(sink) == changes) {
-      SETTLED_AT.merge(sink.toString(), changes, Math::max);
+      SETTLED_AT.merge(countsKey(sink), changes, Math::max);
     }
   }
 

@@ -68,8 +68,11 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
 
   private final String path;
 
+  /** Where runs' ids come from: random; a simulation draws them from its seed to replay it. */
+  static volatile java.util.function.Supplier<UUID> runIds = UUID::randomUUID;
+
   /** This run of the batch: in the files' names, the record's name and the tasks' records. */
-  private final String run = UUID.randomUUID().toString();
+  private final String run = runIds.get().toString();
 
   private long batchId = -1;
 
