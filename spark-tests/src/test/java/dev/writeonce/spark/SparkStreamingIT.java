@@ -531,6 +531,64 @@ class SparkStreamingIT implements StoreLifecycle {
   }
 
   /**
+   * The windowed aggregation, its state in the checkpoint and its sink through the commit protocol:
+   * another run writes batch 3's offsets just before this run's PUT of them. This run fails naming
+   * the batch, having written no state and no file of it; the run that goes on from the checkpoint
+   * emits every window once, its rows counted once.
+   */
+  @Test
+  void ofTwoRunsOfAnAggregationOneFailsNamingTheBatchAndEachWindowCountsItsRowsOnce()
+      throws Exception {
+    useWriteonceManager();
+    useWriteonceSink();
+    String offsets3 = "agg-race/checkpoint/offsets/3";
+    AtomicBoolean raced = new AtomicBoolean();
+    relay.inject(
+        request -> {
+          if (request.method().equals("PUT")
+              && request.path().endsWith("/" + offsets3)
+              && raced.compareAndSet(false, true)) {
+            String planned = readQuietly("agg-race/checkpoint/offsets/2");
+            view.put(offsets3, planned.replace("{\"logOffset\":2}", "{\"logOffset\":3}"));
+          }
+          return false;
+        },
+        StoreRelay.Fault.DELAY_2S,
+        0);
+
+    Traffic before = relay.read();
+    assertThatThrownBy(() -> runAggregation("agg-race/"))
+        .satisfies(
+            failure ->
+                assertThat(causes(failure))
+                    .contains("Multiple streaming queries are concurrently using")
+                    .contains("batch 3 of the log at " + view.uri("agg-race/checkpoint/offsets")));
+    Traffic losing = relay.read().minus(before);
+    List<String> sent = relay.numbered();
+    relay.heal();
+    assertThat(raced).isTrue();
+    // Batches 0 to 2 only: no state of batch 3 (version 4 of each partition's store), no file.
+    assertThat(view.keys("agg-race/checkpoint/state/")).noneMatch(key -> key.endsWith("/4.delta"));
+    assertThat(losing.requests(S3Api.COPY_OBJECT)).as("%s", losing).isZero();
+    assertThat(losing.requests(S3Api.DELETE_OBJECT)).as("%s", losing).isZero();
+    // Every upload this run made was completed (batches 0 to 2); batch 3 made none to abort.
+    long files = view.keys("agg-race/sink/").stream().filter(k -> k.endsWith(".parquet")).count();
+    assertThat(losing.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).as("%s", losing).isEqualTo(files);
+    assertThat(losing.requests(S3Api.ABORT_MULTIPART_UPLOAD)).as("%s", losing).isZero();
+    List<String> beforeWinner = windows("agg-race/");
+    assertThat(beforeWinner).doesNotHaveDuplicates().allMatch(window -> window.endsWith(":10"));
+    assertThat(orphanFiles("agg-race/")).isZero();
+    assertThat(view.openUploads(uploadedKeys(sent))).isEmpty();
+
+    // The run that won batch 3 goes on from the checkpoint: each window once, its rows once.
+    runAggregation("agg-race/");
+    assertThat(windows("agg-race/"))
+        .containsExactly("0:10", "100:10", "200:10", "300:10", "400:10");
+    assertThat(orphanFiles("agg-race/")).isZero();
+    assertThat(view.keys("agg-race/sink/_writeonce/")).isEmpty();
+  }
+
+  /**
    * Two runs ran batch 3 with the same plan, and the other run's sink log entry reached the store
    * first: this run loses the commit point, its files never become visible, its uploads are
    * aborted, and the other run's rows are in the sink once.
