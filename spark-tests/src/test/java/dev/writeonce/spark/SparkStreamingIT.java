@@ -494,25 +494,33 @@ class SparkStreamingIT implements StoreLifecycle {
         .toList();
   }
 
-  @Test
-  void ofTwoRunsWritingOneBatchOneFailsNamingTheBatchAndTheSinkHoldsEachRowOnce() throws Exception {
-    useWriteonceManager();
-    String offsets3 = "race/checkpoint/offsets/3";
+  /**
+   * Another run of the query writes batch 3's offsets just before this run's PUT of them reaches
+   * the store: batch 2's plan moved on by one file, as both runs read the same source. Returns
+   * whether it happened.
+   */
+  private AtomicBoolean anotherRunWritesBatch3sOffsetsFirst(String dir) {
+    String offsets3 = dir + "checkpoint/offsets/3";
     AtomicBoolean raced = new AtomicBoolean();
-    // The other run writes batch 3's offsets just before this run's PUT of them reaches the store:
-    // the same plan as this run's, as both read the same source.
     relay.inject(
         request -> {
           if (request.method().equals("PUT")
               && request.path().endsWith("/" + offsets3)
               && raced.compareAndSet(false, true)) {
-            String planned = readQuietly("race/checkpoint/offsets/2");
+            String planned = readQuietly(dir + "checkpoint/offsets/2");
             view.put(offsets3, planned.replace("{\"logOffset\":2}", "{\"logOffset\":3}"));
           }
           return false;
         },
         StoreRelay.Fault.DELAY_2S,
         0);
+    return raced;
+  }
+
+  @Test
+  void ofTwoRunsWritingOneBatchOneFailsNamingTheBatchAndTheSinkHoldsEachRowOnce() throws Exception {
+    useWriteonceManager();
+    AtomicBoolean raced = anotherRunWritesBatch3sOffsetsFirst("race/");
 
     assertThatThrownBy(() -> runQuery("race/"))
         .satisfies(
@@ -541,20 +549,7 @@ class SparkStreamingIT implements StoreLifecycle {
       throws Exception {
     useWriteonceManager();
     useWriteonceSink();
-    String offsets3 = "agg-race/checkpoint/offsets/3";
-    AtomicBoolean raced = new AtomicBoolean();
-    relay.inject(
-        request -> {
-          if (request.method().equals("PUT")
-              && request.path().endsWith("/" + offsets3)
-              && raced.compareAndSet(false, true)) {
-            String planned = readQuietly("agg-race/checkpoint/offsets/2");
-            view.put(offsets3, planned.replace("{\"logOffset\":2}", "{\"logOffset\":3}"));
-          }
-          return false;
-        },
-        StoreRelay.Fault.DELAY_2S,
-        0);
+    AtomicBoolean raced = anotherRunWritesBatch3sOffsetsFirst("agg-race/");
 
     Traffic before = relay.read();
     assertThatThrownBy(() -> runAggregation("agg-race/"))
