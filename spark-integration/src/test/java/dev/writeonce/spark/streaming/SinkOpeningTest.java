@@ -2,28 +2,16 @@ package dev.writeonce.spark.streaming;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.writeonce.core.json.ManifestFormats;
 import dev.writeonce.core.model.PendingUpload;
-import dev.writeonce.core.model.TaskManifest;
-import dev.writeonce.core.model.UploadPart;
-import dev.writeonce.core.store.S3StoreGateway;
-import dev.writeonce.core.store.StoreGateway;
 import dev.writeonce.core.testing.s3.Handling;
-import dev.writeonce.core.testing.s3.MemoryS3;
-import dev.writeonce.core.testing.s3.MemoryS3ClientFactory;
-import dev.writeonce.core.testing.s3.MemoryS3Settings;
 import dev.writeonce.core.testing.s3.RequestHook;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
 import software.amazon.awssdk.services.s3.model.S3Exception;
@@ -38,66 +26,34 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  */
 class SinkOpeningTest {
 
-  private static final String BUCKET = "bucket";
+  private static final String BUCKET = SinkFixture.BUCKET;
 
-  private final MemoryS3 store = new MemoryS3();
-  private volatile RequestHook hook = RequestHook.NONE;
-  private String endpoint;
-  private Configuration conf;
-  private String sink;
-  private String run0;
-
-  @BeforeEach
-  void start() throws IOException {
-    endpoint = MemoryS3ClientFactory.register(store, request -> hook.before(request));
-    conf = MemoryS3Settings.s3aConfiguration(endpoint);
-    store.createBucket(BUCKET);
-    // A sink of its own per test: the settle's cache is static, keyed by the sink.
-    sink = "sinks/" + UUID.randomUUID() + "/";
-    run0 = UUID.randomUUID().toString();
-    String file = sink + "part-00000-" + run0 + ".c000.snappy.parquet";
-    store.putObject(BUCKET, file, "rows of batch 0".getBytes(StandardCharsets.UTF_8));
-    put(sink + "_spark_metadata/0", entry(file));
-  }
+  private final SinkFixture fixture = new SinkFixture();
+  private final dev.writeonce.core.testing.s3.MemoryS3 store = fixture.store;
+  private final String sink = fixture.sink;
 
   @AfterEach
   void stop() {
-    MemoryS3ClientFactory.unregister(endpoint);
+    fixture.close();
   }
 
   private void put(String key, String text) {
-    store.putObject(BUCKET, key, text.getBytes(StandardCharsets.UTF_8));
-  }
-
-  private static String entry(String... keys) {
-    StringBuilder text = new StringBuilder("v1");
-    for (String key : keys) {
-      text.append("\n{\"path\":\"s3a://")
-          .append(BUCKET)
-          .append('/')
-          .append(key)
-          .append("\",\"size\":15,\"isDir\":false,\"modificationTime\":1,")
-          .append("\"blockReplication\":1,\"blockSize\":1,\"action\":\"add\"}");
-    }
-    return text.toString();
+    fixture.put(key, text);
   }
 
   /** A reader (or the query's start) opens the sink's log, and reads batch 0's entry. */
   private void openSinkLog() throws IOException {
-    WriteonceCheckpointFileManager log =
-        new WriteonceCheckpointFileManager(
-            new Path("s3a://" + BUCKET + "/" + sink + "_spark_metadata"), conf);
-    try (var in = log.open(new Path("s3a://" + BUCKET + "/" + sink + "_spark_metadata/0"))) {
-      assertThat(new String(in.readAllBytes(), StandardCharsets.UTF_8)).contains(run0);
+    WriteonceCheckpointFileManager log = fixture.openSinkLog();
+    try (var in = log.open(new Path(fixture.sinkLog(), "0"))) {
+      assertThat(new String(in.readAllBytes(), StandardCharsets.UTF_8)).contains(fixture.run0);
     }
   }
 
   /** A run that lost batch 0 left its record and an open upload: opening the sink aborts it. */
   private PendingUpload aLoserOfBatchZero() throws IOException {
     String loser = UUID.randomUUID().toString();
-    PendingUpload upload = openUpload(sink + "part-00000-" + loser + ".c000.snappy.parquet");
-    loserRecord = sink + "_writeonce/streaming/0-" + loser + ".json";
-    put(loserRecord, record("0-" + loser, List.of(upload)));
+    PendingUpload upload = openUpload(fixture.dataFile(0, loser));
+    loserRecord = fixture.record(0, loser, List.of(upload));
     return upload;
   }
 
@@ -108,23 +64,8 @@ class SinkOpeningTest {
     assertThat(store.keys(BUCKET)).doesNotContain(loserRecord);
   }
 
-  private StoreGateway gateway() throws IOException {
-    return S3StoreGateway.forFileSystem(new Path("s3a://" + BUCKET + "/").getFileSystem(conf));
-  }
-
-  /** An open upload of one part, as a task of the protocol leaves it. */
   private PendingUpload openUpload(String key) throws IOException {
-    StoreGateway gateway = gateway();
-    String uploadId = gateway.createUpload(key);
-    UploadPart part =
-        gateway.uploadPart(
-            key, uploadId, 1, ByteBuffer.wrap("rows".getBytes(StandardCharsets.UTF_8)));
-    return new PendingUpload(BUCKET, key, uploadId, List.of(part), "attempt_1");
-  }
-
-  private static String record(String batchAndRun, List<PendingUpload> uploads) {
-    TaskManifest manifest = new TaskManifest("stream-" + batchAndRun, "batch-1", uploads, Map.of());
-    return new String(ManifestFormats.toJson(manifest), StandardCharsets.UTF_8);
+    return fixture.openUpload(key, "attempt_1");
   }
 
   @Test
@@ -159,9 +100,7 @@ class SinkOpeningTest {
   void aRecordNamingAnUploadOutsideTheSinkIsLeftAndTouchesNothingThere() throws IOException {
     PendingUpload elsewhere = openUpload("elsewhere/part-00000.parquet");
     String loser = UUID.randomUUID().toString();
-    put(
-        sink + "_writeonce/streaming/0-" + loser + ".json",
-        record("0-" + loser, List.of(elsewhere)));
+    fixture.record(0, loser, List.of(elsewhere));
 
     openSinkLog();
 
@@ -179,13 +118,11 @@ class SinkOpeningTest {
   void aWonBatchWhoseUploadsALifecycleRuleAbortedKeepsItsRecordAndTheSinkOpens()
       throws IOException {
     String winner = UUID.randomUUID().toString();
-    String key = sink + "part-00000-" + winner + ".c000.snappy.parquet";
+    String key = fixture.dataFile(0, winner);
     PendingUpload upload = openUpload(key);
-    put(
-        sink + "_writeonce/streaming/1-" + winner + ".json",
-        record("1-" + winner, List.of(upload)));
-    put(sink + "_spark_metadata/1", entry(key));
-    gateway().abortUpload(key, upload.uploadId()); // the lifecycle rule
+    fixture.record(1, winner, List.of(upload));
+    put(sink + "_spark_metadata/1", SinkFixture.entry(key));
+    fixture.gateway().abortUpload(key, upload.uploadId()); // the lifecycle rule
 
     for (int open = 0; open < 3; open++) {
       openSinkLog();
@@ -202,12 +139,10 @@ class SinkOpeningTest {
   void aReaderWithReadOnlyCredentialsOpensTheSinkAndAWriterFinishesTheBatchLater()
       throws IOException {
     String winner = UUID.randomUUID().toString();
-    String key = sink + "part-00000-" + winner + ".c000.snappy.parquet";
+    String key = fixture.dataFile(0, winner);
     PendingUpload upload = openUpload(key);
-    put(
-        sink + "_writeonce/streaming/1-" + winner + ".json",
-        record("1-" + winner, List.of(upload)));
-    put(sink + "_spark_metadata/1", entry(key));
+    fixture.record(1, winner, List.of(upload));
+    put(sink + "_spark_metadata/1", SinkFixture.entry(key));
 
     Set<String> writes =
         Set.of(
@@ -216,7 +151,7 @@ class SinkOpeningTest {
             "AbortMultipartUpload",
             "DeleteObjects",
             "DeleteObject");
-    hook =
+    fixture.hook =
         request -> {
           if (writes.contains(request.operation())) {
             throw (S3Exception)
@@ -236,7 +171,7 @@ class SinkOpeningTest {
     openSinkLog();
     assertThat(store.object(BUCKET, key)).isEmpty();
 
-    hook = RequestHook.NONE;
+    fixture.hook = RequestHook.NONE;
     openSinkLog();
     assertThat(store.object(BUCKET, key)).isPresent();
     assertThat(store.keys(BUCKET)).noneMatch(k -> k.contains("_writeonce/"));
