@@ -3,9 +3,7 @@ package dev.writeonce.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.writeonce.core.store.check.StoreTrust;
 import dev.writeonce.spark.streaming.WriteonceCheckpointFileManager;
-import dev.writeonce.spark.streaming.WriteonceStreamingCommitProtocol;
 import dev.writeonce.teststore.BucketView;
 import dev.writeonce.teststore.EachStore;
 import dev.writeonce.teststore.S3Api;
@@ -14,17 +12,13 @@ import dev.writeonce.teststore.StoreRelay;
 import dev.writeonce.teststore.TestStore;
 import dev.writeonce.teststore.Traffic;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
-import org.apache.spark.sql.streaming.StreamingQuery;
-import org.apache.spark.sql.streaming.Trigger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -47,13 +41,14 @@ class SparkStreamingIT implements StoreLifecycle {
 
   private static final Logger LOG = LoggerFactory.getLogger(SparkStreamingIT.class);
   private static final int BATCHES = 6;
-  private static final int ROWS_PER_BATCH = 10;
+  private static final int ROWS_PER_BATCH = StreamingQueries.ROWS_PER_BATCH;
 
   private TestStore store;
   private StoreRelay relay;
   private SparkSession spark;
   private String bucket;
   private BucketView view;
+  private StreamingQueries queries;
 
   @TempDir Path input;
 
@@ -61,19 +56,10 @@ class SparkStreamingIT implements StoreLifecycle {
   public void startOn(TestStore store) throws Exception {
     this.store = store;
     relay = StoreRelay.start(store.endpoint());
-    SparkSession.Builder builder =
-        SparkSessions.plainBuilder("local[2]", store)
-            .config("spark.hadoop.fs.s3a.endpoint", relay.endpoint().toString())
-            .config("spark.sql.shuffle.partitions", "2")
-            // A request the relay resets fails the query at once rather than after S3A's backoff.
-            .config("spark.hadoop.fs.s3a.attempts.maximum", "1")
-            .config("spark.hadoop.fs.s3a.retry.limit", "1")
-            .config("spark.hadoop.fs.s3a.retry.interval", "10ms")
-            .config("spark.task.maxFailures", "1");
-    store
-        .emptyObjectSettings()
-        .forEach((key, value) -> builder.config("spark.hadoop." + key, value));
-    spark = builder.getOrCreate();
+    spark =
+        StreamingQueries.session("local[2]", store, relay)
+            .config("spark.task.maxFailures", "1")
+            .getOrCreate();
   }
 
   @Override
@@ -91,43 +77,14 @@ class SparkStreamingIT implements StoreLifecycle {
     bucket = store.newBucket("stream");
     view = new BucketView(store, bucket);
     relay.heal();
-    spark.conf().unset(WriteonceCheckpointFileManager.SETTING);
-    spark.conf().unset(WriteonceStreamingCommitProtocol.SETTING);
-    writeInput(0, BATCHES);
-  }
-
-  /** Input files {@code from} to {@code to - 1}, ten rows each, ten seconds of event time apart. */
-  private void writeInput(int from, int to) throws IOException {
-    for (int batch = from; batch < to; batch++) {
-      StringBuilder lines = new StringBuilder();
-      for (int row = 0; row < ROWS_PER_BATCH; row++) {
-        long id = batch * ROWS_PER_BATCH + row;
-        lines
-            .append("{\"id\":")
-            .append(id)
-            .append(",\"ts\":\"")
-            .append(java.time.Instant.ofEpochSecond(1_700_000_000L + batch * 100L + row))
-            .append("\"}\n");
-      }
-      Path file = input.resolve("part-" + batch + ".json");
-      Files.writeString(file, lines);
-      // The file source takes files oldest first: one batch per file, in this order.
-      Files.setLastModifiedTime(
-          file, java.nio.file.attribute.FileTime.fromMillis(1_700_000_000_000L + batch * 1000L));
-    }
-  }
-
-  private Dataset<Row> source(Path from) {
-    return spark
-        .readStream()
-        .schema("id LONG, ts TIMESTAMP")
-        .option("maxFilesPerTrigger", "1")
-        .json(from.toString());
+    queries = new StreamingQueries(spark, input);
+    queries.in(view);
+    queries.writeInput(0, BATCHES);
   }
 
   /** Runs the query until it has read every input file, one file per micro-batch. */
   private void runQuery(String dir) throws Exception {
-    runQuery(dir, source(input).repartition(2).select("id"));
+    queries.run(dir, queries.ids(input));
   }
 
   /**
@@ -135,26 +92,16 @@ class SparkStreamingIT implements StoreLifecycle {
    * behind the latest row) passes its end: its state lives in the checkpoint between batches.
    */
   private void runAggregation(String dir) throws Exception {
-    runQuery(dir, aggregation(input));
+    queries.run(dir, aggregation(input));
   }
 
   private Dataset<Row> aggregation(Path from) {
-    return source(from)
+    return queries
+        .source(from)
         .withWatermark("ts", "10 seconds")
         .groupBy(functions.window(functions.col("ts"), "10 seconds"))
         .count()
         .select(functions.col("window.start").cast("long").as("start"), functions.col("count"));
-  }
-
-  private void runQuery(String dir, Dataset<Row> rows) throws Exception {
-    StreamingQuery query =
-        rows.writeStream()
-            .format("parquet")
-            .outputMode("append")
-            .option("checkpointLocation", view.uri(dir + "checkpoint"))
-            .trigger(Trigger.AvailableNow())
-            .start(view.uri(dir + "sink"));
-    query.awaitTermination();
   }
 
   /** The windows the aggregation emitted, as "start:count", in order. */
@@ -164,34 +111,8 @@ class SparkStreamingIT implements StoreLifecycle {
         .toList();
   }
 
-  private void useWriteonceSink() {
-    spark
-        .conf()
-        .set(
-            WriteonceStreamingCommitProtocol.SETTING,
-            WriteonceStreamingCommitProtocol.class.getName());
-  }
-
-  private void useWriteonceManager() throws IOException {
-    spark
-        .conf()
-        .set(
-            WriteonceCheckpointFileManager.SETTING, WriteonceCheckpointFileManager.class.getName());
-    // The store check is taken before the measured run, as a long-running query takes it once.
-    org.apache.hadoop.fs.Path root = new org.apache.hadoop.fs.Path(view.uri(""));
-    FileSystem fs = root.getFileSystem(spark.sparkContext().hadoopConfiguration());
-    StoreTrust.require(fs, "", spark.sparkContext().hadoopConfiguration(), "streaming test");
-  }
-
-  /** The ids the sink holds as its log says, sorted; a row written twice appears twice. */
-  private List<Long> sinkIds(String dir) {
-    return spark.read().parquet(view.uri(dir + "sink")).orderBy("id").collectAsList().stream()
-        .map(row -> row.getLong(0))
-        .toList();
-  }
-
   private static List<Long> allIds() {
-    return java.util.stream.LongStream.range(0, BATCHES * ROWS_PER_BATCH).boxed().toList();
+    return StreamingQueries.ids(0, BATCHES);
   }
 
   @Test
@@ -203,23 +124,23 @@ class SparkStreamingIT implements StoreLifecycle {
     runQuery("spark/");
     long sparksMillis = (System.nanoTime() - start) / 1_000_000;
     Traffic sparks = relay.read().minus(before);
-    assertThat(sinkIds("spark/")).isEqualTo(allIds());
+    assertThat(queries.sinkIds("spark/")).isEqualTo(allIds());
 
-    useWriteonceManager();
+    queries.useWriteonceManager();
     before = relay.read();
     start = System.nanoTime();
     runQuery("writeonce/");
     long oursMillis = (System.nanoTime() - start) / 1_000_000;
     Traffic ours = relay.read().minus(before);
-    assertThat(sinkIds("writeonce/")).isEqualTo(allIds());
+    assertThat(queries.sinkIds("writeonce/")).isEqualTo(allIds());
 
-    useWriteonceSink();
+    queries.useWriteonceSink();
     before = relay.read();
     start = System.nanoTime();
     runQuery("writeonce-sink/");
     long sinkMillis = (System.nanoTime() - start) / 1_000_000;
     Traffic sink = relay.read().minus(before);
-    assertThat(sinkIds("writeonce-sink/")).isEqualTo(allIds());
+    assertThat(queries.sinkIds("writeonce-sink/")).isEqualTo(allIds());
 
     LOG.info(
         "{}: {} micro-batches, Spark's checkpoint manager: {} in {} ms; writeonce: {} in {} ms;"
@@ -257,7 +178,7 @@ class SparkStreamingIT implements StoreLifecycle {
     Traffic sparks = relay.read().minus(before);
     assertThat(windows("spark/")).isEqualTo(emitted);
 
-    useWriteonceManager();
+    queries.useWriteonceManager();
     before = relay.read();
     start = System.nanoTime();
     runAggregation("writeonce/");
@@ -294,8 +215,8 @@ class SparkStreamingIT implements StoreLifecycle {
   @Test
   void aSinkKilledBeforeAndAfterEachWriteOfABatchShowsNoFileOfAnUncommittedBatch()
       throws Exception {
-    useWriteonceManager();
-    useWriteonceSink();
+    queries.useWriteonceManager();
+    queries.useWriteonceSink();
     int orphans = killBeforeAndAfterEachWrite("sink-kill-", true);
     assertThat(orphans).isZero();
   }
@@ -307,8 +228,8 @@ class SparkStreamingIT implements StoreLifecycle {
    */
   @Test
   void anAggregationKilledBeforeAndAfterEachWriteOfABatchCountsEachRowOnce() throws Exception {
-    useWriteonceManager();
-    useWriteonceSink();
+    queries.useWriteonceManager();
+    queries.useWriteonceSink();
     int orphans =
         killBeforeAndAfterEachWrite(
             "state-kill-",
@@ -336,8 +257,8 @@ class SparkStreamingIT implements StoreLifecycle {
               // with its rows counted once, whatever the restart emitted before.
               try {
                 Path from = input.resolve(dir);
-                copyInput(2, from);
-                runQuery(dir, aggregation(from));
+                queries.copyInput(2, from);
+                queries.run(dir, aggregation(from));
               } catch (Exception e) {
                 throw new AssertionError(crash + ": the third batch failed", e);
               }
@@ -352,8 +273,9 @@ class SparkStreamingIT implements StoreLifecycle {
         prefix,
         uploads,
         numbered -> writes(numbered, uploads, line -> true),
-        from -> source(from).repartition(2).select("id"),
-        (dir, crash) -> assertThat(sinkIds(dir)).as(crash).isEqualTo(ids(0, 2)));
+        queries::ids,
+        (dir, crash) ->
+            assertThat(queries.sinkIds(dir)).as(crash).isEqualTo(StreamingQueries.ids(0, 2)));
   }
 
   /**
@@ -391,9 +313,9 @@ class SparkStreamingIT implements StoreLifecycle {
       java.util.function.BiConsumer<String, String> holds)
       throws Exception {
     // A run of the batch without a fault numbers its requests.
-    Path planned = startTwoBatchQuery(prefix + "plan/", query);
+    Path planned = queries.startTwoBatches(prefix + "plan/", query);
     relay.byOrdinal(n -> null);
-    runQuery(prefix + "plan/", query.apply(planned));
+    queries.run(prefix + "plan/", query.apply(planned));
     List<Integer> writes = crashPoints.apply(relay.numbered());
     relay.heal();
     assertThat(writes)
@@ -404,7 +326,7 @@ class SparkStreamingIT implements StoreLifecycle {
     for (int write : writes) {
       for (boolean stored : List.of(false, true)) {
         String dir = prefix + write + (stored ? "-after/" : "-before/");
-        Path from = startTwoBatchQuery(dir, query);
+        Path from = queries.startTwoBatches(dir, query);
         relay.byOrdinal(
             n ->
                 n < write
@@ -414,14 +336,14 @@ class SparkStreamingIT implements StoreLifecycle {
                         : StoreRelay.Fault.RESET_BEFORE);
         List<String> sent = new java.util.ArrayList<>();
         try {
-          runQuery(dir, query.apply(from));
+          queries.run(dir, query.apply(from));
         } catch (Exception expected) {
           // the query died
         } finally {
           sent.addAll(relay.numbered());
           relay.byOrdinal(n -> null);
         }
-        runQuery(dir, query.apply(from));
+        queries.run(dir, query.apply(from));
         sent.addAll(relay.numbered());
         relay.heal();
 
@@ -460,16 +382,6 @@ class SparkStreamingIT implements StoreLifecycle {
     return keys;
   }
 
-  /** A query on a fresh input directory that has run its first batch; the second file is added. */
-  private Path startTwoBatchQuery(String dir, java.util.function.Function<Path, Dataset<Row>> query)
-      throws Exception {
-    Path from = Files.createDirectories(input.resolve(dir));
-    copyInput(0, from);
-    runQuery(dir, query.apply(from));
-    copyInput(1, from);
-    return from;
-  }
-
   /** Data files under a sink that its log does not list. */
   private int orphanFiles(String dir) {
     java.util.Set<String> logged =
@@ -480,18 +392,6 @@ class SparkStreamingIT implements StoreLifecycle {
         view.keys(dir + "sink/").stream()
             .filter(key -> key.endsWith(".parquet") && !logged.contains(key))
             .count();
-  }
-
-  private void copyInput(int batch, Path to) throws IOException {
-    Path file = input.resolve("part-" + batch + ".json");
-    Files.copy(file, to.resolve(file.getFileName()));
-    Files.setLastModifiedTime(to.resolve(file.getFileName()), Files.getLastModifiedTime(file));
-  }
-
-  private static List<Long> ids(int fromBatch, int toBatch) {
-    return java.util.stream.LongStream.range(fromBatch * ROWS_PER_BATCH, toBatch * ROWS_PER_BATCH)
-        .boxed()
-        .toList();
   }
 
   /**
@@ -519,7 +419,7 @@ class SparkStreamingIT implements StoreLifecycle {
 
   @Test
   void ofTwoRunsWritingOneBatchOneFailsNamingTheBatchAndTheSinkHoldsEachRowOnce() throws Exception {
-    useWriteonceManager();
+    queries.useWriteonceManager();
     AtomicBoolean raced = anotherRunWritesBatch3sOffsetsFirst("race/");
 
     assertThatThrownBy(() -> runQuery("race/"))
@@ -530,11 +430,11 @@ class SparkStreamingIT implements StoreLifecycle {
                     .contains("batch 3 of the log at " + view.uri("race/checkpoint/offsets"))
                     .contains("another run of this streaming query"));
     assertThat(raced).isTrue();
-    assertThat(sinkIds("race/")).isEqualTo(allIds().subList(0, 3 * ROWS_PER_BATCH));
+    assertThat(queries.sinkIds("race/")).isEqualTo(allIds().subList(0, 3 * ROWS_PER_BATCH));
 
     // The run that won batch 3 goes on from the checkpoint: every row once.
     runQuery("race/");
-    assertThat(sinkIds("race/")).isEqualTo(allIds());
+    assertThat(queries.sinkIds("race/")).isEqualTo(allIds());
     assertThat(view.openUploadsUnder("race/")).isEmpty();
   }
 
@@ -547,8 +447,8 @@ class SparkStreamingIT implements StoreLifecycle {
   @Test
   void ofTwoRunsOfAnAggregationOneFailsNamingTheBatchAndEachWindowCountsItsRowsOnce()
       throws Exception {
-    useWriteonceManager();
-    useWriteonceSink();
+    queries.useWriteonceManager();
+    queries.useWriteonceSink();
     AtomicBoolean raced = anotherRunWritesBatch3sOffsetsFirst("agg-race/");
 
     Traffic before = relay.read();
@@ -590,8 +490,8 @@ class SparkStreamingIT implements StoreLifecycle {
    */
   @Test
   void aRunThatLosesTheSinkLogEntryLeavesNoFileAndNoUpload() throws Exception {
-    useWriteonceManager();
-    useWriteonceSink();
+    queries.useWriteonceManager();
+    queries.useWriteonceSink();
     // The other run's file of batch 3: the rows 30 to 39, already complete under the sink.
     spark.range(30, 40).coalesce(1).write().parquet(view.uri("other-run/"));
     String written =
@@ -643,14 +543,14 @@ class SparkStreamingIT implements StoreLifecycle {
     assertThat(losing.requests(S3Api.COMPLETE_MULTIPART_UPLOAD)).as("%s", losing).isEqualTo(6);
     assertThat(losing.requests(S3Api.ABORT_MULTIPART_UPLOAD)).as("%s", losing).isEqualTo(2);
     assertThat(losing.requests(S3Api.COPY_OBJECT)).isZero();
-    assertThat(sinkIds("race-sink/")).isEqualTo(allIds().subList(0, 4 * ROWS_PER_BATCH));
+    assertThat(queries.sinkIds("race-sink/")).isEqualTo(allIds().subList(0, 4 * ROWS_PER_BATCH));
     assertThat(orphanFiles("race-sink/")).isZero();
     assertThat(view.openUploads(uploadedKeys(sent))).isEmpty();
     assertThat(view.keys("race-sink/sink/_writeonce/")).isEmpty();
 
     // The run that won batch 3 goes on from the checkpoint: every row once.
     runQuery("race-sink/");
-    assertThat(sinkIds("race-sink/")).isEqualTo(allIds());
+    assertThat(queries.sinkIds("race-sink/")).isEqualTo(allIds());
     assertThat(orphanFiles("race-sink/")).isZero();
   }
 

@@ -22,12 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.hadoop.fs.FileSystem;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.streaming.StreamingQuery;
-import org.apache.spark.sql.streaming.Trigger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -42,7 +37,7 @@ import scala.Tuple2;
  * JVM's run dying after its commit point, a task attempt retried under the same key, a record whose
  * answer is lost. Each drives the real query (local mode) through the relay.
  *
- * <p>The harness is {@link SparkStreamingIT}'s: one JSON file of ten rows per micro-batch,
+ * <p>The query is {@link StreamingQueries}: one JSON file of ten rows per micro-batch,
  * repartitioned into two, written as Parquet. Tasks run with two attempts ({@code local[2,2]}) so
  * that a failed task attempt is retried. What they test is the protocol, which the store does not
  * change: they run on the first store the suite selects.
@@ -51,13 +46,13 @@ import scala.Tuple2;
 class StreamingSinkFaultsIT {
 
   private static final Logger LOG = LoggerFactory.getLogger(StreamingSinkFaultsIT.class);
-  private static final int ROWS_PER_BATCH = 10;
 
   private TestStore store;
   private StoreRelay relay;
   private SparkSession spark;
   private String bucket;
   private BucketView view;
+  private StreamingQueries queries;
 
   @TempDir Path input;
 
@@ -67,17 +62,7 @@ class StreamingSinkFaultsIT {
         dev.writeonce.teststore.TestStores.get(
             dev.writeonce.teststore.TestStores.selected().get(0));
     relay = StoreRelay.start(store.endpoint());
-    SparkSession.Builder builder =
-        SparkSessions.plainBuilder("local[2,2]", store)
-            .config("spark.hadoop.fs.s3a.endpoint", relay.endpoint().toString())
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.hadoop.fs.s3a.attempts.maximum", "1")
-            .config("spark.hadoop.fs.s3a.retry.limit", "1")
-            .config("spark.hadoop.fs.s3a.retry.interval", "10ms");
-    store
-        .emptyObjectSettings()
-        .forEach((key, value) -> builder.config("spark.hadoop." + key, value));
-    spark = builder.getOrCreate();
+    spark = StreamingQueries.session("local[2,2]", store, relay).getOrCreate();
   }
 
   @org.junit.jupiter.api.AfterAll
@@ -96,82 +81,20 @@ class StreamingSinkFaultsIT {
     view = new BucketView(store, bucket);
     relay.heal();
     spark.conf().unset("spark.sql.files.ignoreMissingFiles");
-    useWriteonceManager();
-    spark
-        .conf()
-        .set(
-            WriteonceStreamingCommitProtocol.SETTING,
-            WriteonceStreamingCommitProtocol.class.getName());
-    for (int batch = 0; batch < 2; batch++) {
-      StringBuilder lines = new StringBuilder();
-      for (int row = 0; row < ROWS_PER_BATCH; row++) {
-        long id = batch * ROWS_PER_BATCH + row;
-        lines
-            .append("{\"id\":")
-            .append(id)
-            .append(",\"ts\":\"")
-            .append(java.time.Instant.ofEpochSecond(1_700_000_000L + batch * 100L + row))
-            .append("\"}\n");
-      }
-      Path file = input.resolve("part-" + batch + ".json");
-      Files.writeString(file, lines);
-      Files.setLastModifiedTime(
-          file, java.nio.file.attribute.FileTime.fromMillis(1_700_000_000_000L + batch * 1000L));
-    }
-  }
-
-  private void useWriteonceManager() throws IOException {
-    spark
-        .conf()
-        .set(
-            WriteonceCheckpointFileManager.SETTING, WriteonceCheckpointFileManager.class.getName());
-    org.apache.hadoop.fs.Path root = new org.apache.hadoop.fs.Path(view.uri(""));
-    FileSystem fs = root.getFileSystem(spark.sparkContext().hadoopConfiguration());
-    StoreTrust.require(fs, "", spark.sparkContext().hadoopConfiguration(), "streaming review");
-  }
-
-  private Dataset<Row> source(Path from) {
-    return spark
-        .readStream()
-        .schema("id LONG, ts TIMESTAMP")
-        .option("maxFilesPerTrigger", "1")
-        .json(from.toString());
+    queries = new StreamingQueries(spark, input);
+    queries.in(view);
+    queries.useWriteonceManager();
+    queries.useWriteonceSink();
+    queries.writeInput(0, 2);
   }
 
   private void runQuery(String dir, Path from) throws Exception {
-    StreamingQuery query =
-        source(from)
-            .repartition(2)
-            .select("id")
-            .writeStream()
-            .format("parquet")
-            .outputMode("append")
-            .option("checkpointLocation", view.uri(dir + "checkpoint"))
-            .trigger(Trigger.AvailableNow())
-            .start(view.uri(dir + "sink"));
-    query.awaitTermination();
+    queries.run(dir, queries.ids(from));
   }
 
   /** A query on a fresh input directory that has run its batch 0; the second file is added. */
   private Path startTwoBatchQuery(String dir) throws Exception {
-    Path from = Files.createDirectories(input.resolve(dir));
-    copyInput(0, from);
-    runQuery(dir, from);
-    copyInput(1, from);
-    return from;
-  }
-
-  private void copyInput(int batch, Path to) throws IOException {
-    Path file = input.resolve("part-" + batch + ".json");
-    Files.copy(file, to.resolve(file.getFileName()));
-    Files.setLastModifiedTime(to.resolve(file.getFileName()), Files.getLastModifiedTime(file));
-  }
-
-  /** The ids the sink's log lists, sorted. */
-  private List<Long> sinkIds(String dir) {
-    return spark.read().parquet(view.uri(dir + "sink")).orderBy("id").collectAsList().stream()
-        .map(row -> row.getLong(0))
-        .toList();
+    return queries.startTwoBatches(dir, queries::ids);
   }
 
   /** The ids a reader gets when it skips the files the log lists that do not exist. */
@@ -190,12 +113,6 @@ class StreamingSinkFaultsIT {
     } finally {
       spark.conf().unset("spark.sql.files.ignoreMissingFiles");
     }
-  }
-
-  private static List<Long> ids(int fromBatch, int toBatch) {
-    return java.util.stream.LongStream.range(fromBatch * ROWS_PER_BATCH, toBatch * ROWS_PER_BATCH)
-        .boxed()
-        .toList();
   }
 
   /** The keys of the files a sink log entry lists. */
@@ -333,7 +250,7 @@ class StreamingSinkFaultsIT {
     assertThat(view.keys(records)).as("records left").isEmpty();
     assertThat(view.openUploads(listed)).as("uploads left open").isEmpty();
     assertThat(view.keys(dir + "sink/")).containsAll(listed);
-    assertThat(sinkIds(dir)).isEqualTo(ids(0, 2));
+    assertThat(queries.sinkIds(dir)).isEqualTo(StreamingQueries.ids(0, 2));
   }
 
   /**
@@ -347,7 +264,7 @@ class StreamingSinkFaultsIT {
       throws Exception {
     String dir = "two-jvms/";
     Path from = startTwoBatchQuery(dir);
-    assertThat(sinkIds(dir)).isEqualTo(ids(0, 1));
+    assertThat(queries.sinkIds(dir)).isEqualTo(StreamingQueries.ids(0, 1));
 
     // The other JVM runs batch 1 and dies just after its log entry reached the store.
     String log1 = dir + "sink/_spark_metadata/1";
@@ -371,13 +288,13 @@ class StreamingSinkFaultsIT {
     assertThat(view.openUploads(listed)).hasSize(2);
 
     // This JVM's reader opens the sink, finishes batch 1 and reads every row.
-    assertThat(sinkIds(dir)).isEqualTo(ids(0, 2));
+    assertThat(queries.sinkIds(dir)).isEqualTo(StreamingQueries.ids(0, 2));
     assertThat(view.openUploads(listed)).isEmpty();
     assertThat(view.keys(dir + "sink/_writeonce/")).isEmpty();
 
     // The query restarted here goes on.
     runQuery(dir, from);
-    assertThat(sinkIds(dir)).isEqualTo(ids(0, 2));
+    assertThat(queries.sinkIds(dir)).isEqualTo(StreamingQueries.ids(0, 2));
   }
 
   /** Runs {@link StreamingSinkChildRun} in a JVM of its own and returns what it printed. */
@@ -479,7 +396,7 @@ class StreamingSinkFaultsIT {
     LOG.info("{}: requests: {}", store.name(), sent);
 
     assertThat(failedKey.get()).isNotNull();
-    assertThat(sinkIds(dir)).isEqualTo(ids(0, 2));
+    assertThat(queries.sinkIds(dir)).isEqualTo(StreamingQueries.ids(0, 2));
     assertThat(view.keys(dir + "sink/_writeonce/")).isEmpty();
     // The key is a committed file of batch 1, and the failed attempt's upload of it is aborted.
     assertThat(view.keys(dir + "sink/")).contains(failedKey.get());
@@ -505,7 +422,7 @@ class StreamingSinkFaultsIT {
     runQuery(dir, from);
     relay.heal();
 
-    assertThat(sinkIds(dir)).isEqualTo(ids(0, 2));
+    assertThat(queries.sinkIds(dir)).isEqualTo(StreamingQueries.ids(0, 2));
     assertThat(view.keys(dir + "sink/_writeonce/")).isEmpty();
   }
 }
