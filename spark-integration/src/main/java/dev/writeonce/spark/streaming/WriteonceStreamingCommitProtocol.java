@@ -385,7 +385,9 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
       PendingUpload upload = uploads.get(i);
       statuses[i] =
           new SinkFileStatus(
-              sink.uriOf(upload.key()),
+              // As Spark's sink lists a file: its Hadoop path, URL-encoded, which its readers
+              // decode (a partition directory may hold an escaped '%' or a space).
+              new Path(sink.uriOf(upload.key())).toUri().toString(),
               upload.length(),
               false,
               now,

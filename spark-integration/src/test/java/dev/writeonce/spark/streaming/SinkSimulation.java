@@ -20,6 +20,8 @@ import dev.writeonce.core.testing.simulation.SimProcess;
 import dev.writeonce.core.testing.simulation.World;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.PrivilegedExceptionAction;
 import java.util.ArrayList;
@@ -100,6 +102,7 @@ final class SinkSimulation implements World {
       long seed,
       int batches,
       int tasks,
+      boolean partitioned,
       Retry retry,
       List<List<Faults>> runs,
       List<Reader> readers,
@@ -112,6 +115,7 @@ final class SinkSimulation implements World {
       Random random = new Random(seed);
       int batches = 2 + random.nextInt(3);
       int tasks = 1 + random.nextInt(2);
+      boolean partitioned = random.nextBoolean();
       Retry retry = random.nextInt(3) == 0 ? Retry.values()[1 + random.nextInt(2)] : Retry.NONE;
       List<List<Faults>> runs = new ArrayList<>();
       int runCount = 2 + random.nextInt(2);
@@ -128,7 +132,7 @@ final class SinkSimulation implements World {
       for (int i = 0; i < readerCount; i++) {
         readers.add(new Reader(faults(random, 12), random.nextInt(60)));
       }
-      return new SinkPlan(seed, batches, tasks, retry, runs, readers, plant);
+      return new SinkPlan(seed, batches, tasks, partitioned, retry, runs, readers, plant);
     }
 
     private static Faults faults(Random random, int requests) {
@@ -148,6 +152,10 @@ final class SinkSimulation implements World {
     @Override
     public List<SinkPlan> simpler() {
       List<SinkPlan> simpler = new ArrayList<>();
+      if (partitioned) {
+        simpler.add(
+            new SinkPlan(seed, batches, tasks, false, retry, runs, readers, plantIgnoredCondition));
+      }
       if (batches > 1) {
         simpler.add(with(batches - 1, tasks, retry, runs, readers));
       }
@@ -193,7 +201,8 @@ final class SinkSimulation implements World {
 
     private SinkPlan with(
         int batches, int tasks, Retry retry, List<List<Faults>> runs, List<Reader> readers) {
-      return new SinkPlan(seed, batches, tasks, retry, runs, readers, plantIgnoredCondition);
+      return new SinkPlan(
+          seed, batches, tasks, partitioned, retry, runs, readers, plantIgnoredCondition);
     }
 
     private SinkPlan withRun(int r, List<Faults> incarnations) {
@@ -206,6 +215,9 @@ final class SinkSimulation implements World {
     public String printed() {
       StringBuilder text = new StringBuilder("seed " + seed + ", ");
       text.append(batches).append(" batches per run, ").append(tasks).append(" tasks");
+      if (partitioned) {
+        text.append(", into the partition ").append(PARTITION);
+      }
       if (retry != Retry.NONE) {
         text.append(", the first task's first attempt ").append(retry);
       }
@@ -241,6 +253,13 @@ final class SinkSimulation implements World {
   }
 
   private static final String BUCKET = "bucket";
+
+  /**
+   * A partition directory as Spark names it for the value "12:00 noon": the colon escaped, the
+   * space kept.
+   */
+  static final String PARTITION = "at=12%3A00 noon";
+
   private static final AtomicLong SINKS = new AtomicLong();
   private static final Pattern PART = Pattern.compile("batch (\\d+) part (\\d+)");
 
@@ -466,7 +485,9 @@ final class SinkSimulation implements World {
             protocol.setupTask(context);
             String file =
                 protocol.newTaskTempFile(
-                    context, Option.empty(), new FileNameSpec("", ".c000.snappy.parquet"));
+                    context,
+                    plan.partitioned() ? Option.apply(PARTITION) : Option.empty(),
+                    new FileNameSpec("", ".c000.snappy.parquet"));
             runs.put(runOf(file), CURRENT.get());
             writeLocal(file, "batch " + batch + " part " + task, context.getConfiguration());
             if (firstOfTwo && retry == Retry.FAILED_BEFORE_COMMIT) {
@@ -552,17 +573,26 @@ final class SinkSimulation implements World {
     return files;
   }
 
-  /** Every file any of the log's files lists, by key. */
-  private Set<String> listedFiles() {
+  /**
+   * Every file any of the log's files lists, by key, read as Spark's reader of the sink reads a
+   * listed path ({@code SinkFileStatus.toFileStatus}: a URI, decoded); a path that is no URI makes
+   * the whole log unreadable.
+   */
+  private Set<String> listedFiles(List<String> violations) {
     Set<String> listed = new HashSet<>();
-    Pattern path = Pattern.compile("\"path\":\"s3a://" + BUCKET + "/([^\"]+)\"");
+    Pattern path = Pattern.compile("\"path\":\"([^\"]+)\"");
     store
         .objects(BUCKET, sinkPrefix + "_spark_metadata/")
         .forEach(
             (key, object) -> {
               Matcher m = path.matcher(new String(object.bytes(), StandardCharsets.UTF_8));
               while (m.find()) {
-                listed.add(m.group(1));
+                try {
+                  URI uri = new Path(new URI(m.group(1))).toUri();
+                  listed.add(uri.getPath().substring(1));
+                } catch (URISyntaxException | IllegalArgumentException e) {
+                  violations.add("the sink log is unreadable: " + key + " lists " + m.group(1));
+                }
               }
             });
     return listed;
@@ -570,7 +600,7 @@ final class SinkSimulation implements World {
 
   private void checkAlways(List<String> violations) {
     Map<String, String> visible = visibleFiles();
-    Set<String> listed = listedFiles();
+    Set<String> listed = listedFiles(violations);
     Map<String, String> parts = new HashMap<>();
     for (Map.Entry<String, String> file : visible.entrySet()) {
       if (!listed.contains(file.getKey())) {
@@ -598,7 +628,7 @@ final class SinkSimulation implements World {
 
   private void checkAtRest(List<String> violations) {
     Map<String, String> visible = visibleFiles();
-    for (String key : listedFiles()) {
+    for (String key : listedFiles(violations)) {
       if (!visible.containsKey(key)) {
         violations.add("listed in the sink log and never made: " + key);
       }

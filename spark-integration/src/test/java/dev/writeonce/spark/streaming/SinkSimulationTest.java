@@ -26,6 +26,12 @@ class SinkSimulationTest {
 
   private static SparkSession spark;
 
+  /**
+   * The tasks' local files: the runs' ids and the sinks' names repeat from one test JVM to the
+   * next, so what crashed runs leave on local disk must go with the JVM.
+   */
+  @org.junit.jupiter.api.io.TempDir static java.nio.file.Path staging;
+
   /** Loggers silenced while schedules run: every failure they log is one a schedule made. */
   private static final List<String> QUIET = List.of("dev.writeonce", "org.apache.spark");
 
@@ -50,6 +56,7 @@ class SinkSimulationTest {
                 .config(
                     WriteonceCheckpointFileManager.SETTING,
                     WriteonceCheckpointFileManager.class.getName())
+                .config(dev.writeonce.core.config.CommitterConfig.STAGING_DIR, staging.toString())
                 // Compactions (and the removal of compacted batches' files) every third batch.
                 .config("spark.sql.streaming.fileSink.log.compactInterval", "3")
                 .getOrCreate();
