@@ -183,12 +183,9 @@ final class StreamingRecords {
                   + ".json";
       Optional<byte[]> body = store.getObject(record);
       if (body.isEmpty()) {
-        LOG.warn(
-            "{}: batch {} is run {}'s in the log, and its record is not there: left as it is",
-            sink,
-            batch,
-            run);
-        return false;
+        // The record goes only once the run's files are complete: what the run's intents still
+        // name was left by an attempt that reached the store after the batch finished.
+        return settleLateAttempts(run, batch, entry.get());
       }
       List<PendingUpload> uploads = read(body.get(), record).uploads();
       complete(store, sink, batch, uploads);
@@ -209,6 +206,65 @@ final class StreamingRecords {
       LOG.info("{}: batch {} of a run that did not commit it: its uploads aborted", sink, batch);
     }
     return true;
+  }
+
+  /**
+   * A run whose batch is finished (its entry names it, its record is gone) still has intents: a
+   * task attempt of it wrote its intent and started its upload after the batch's cleanup (an
+   * executor taken for lost that went on, a request that landed late). Every upload of the run open
+   * under a key its intents name is such an attempt's, since the batch's own are complete; the one
+   * case left alone is a key the entry lists whose object is not there (the record was removed by
+   * someone else before the completions), which is logged. Returns whether the run is settled.
+   */
+  private boolean settleLateAttempts(String run, long batch, String entry) throws IOException {
+    String recordsJobId = WriteonceStreamingCommitProtocol.recordsJobId(batch, run);
+    dev.writeonce.core.engine.JobLayout layout = new dev.writeonce.core.engine.JobLayout(sink);
+    List<String> left = new ArrayList<>();
+    for (ObjectInfo object : store.listObjects(layout.jobPrefix(recordsJobId))) {
+      left.add(object.key());
+      if (!object.key().startsWith(layout.intentPrefix(recordsJobId))) {
+        continue;
+      }
+      Optional<byte[]> body = store.getObject(object.key());
+      if (body.isEmpty()) {
+        continue;
+      }
+      TaskIntent intent = ManifestFormats.taskIntentFromJson(body.get(), sink.uriOf(object.key()));
+      for (String key : intent.keys()) {
+        if (!key.startsWith(sink.prefix()) || !key.contains(run)) {
+          continue;
+        }
+        List<OpenUpload> open = store.listUploads(key);
+        if (!open.isEmpty()
+            && entry.contains(listedPath(sink, key))
+            && store.headObject(key).isEmpty()) {
+          LOG.warn(
+              "{}: batch {} is run {}'s in the log, and neither its record nor its file {} is"
+                  + " there: left as it is",
+              sink,
+              batch,
+              run,
+              sink.uriOf(key));
+          return false;
+        }
+        for (OpenUpload upload : open) {
+          store.abortUpload(upload.key(), upload.uploadId());
+        }
+      }
+    }
+    if (!left.isEmpty()) {
+      store.deleteObjects(left);
+      LOG.info("{}: batch {}: what an attempt of its run left late was removed", sink, batch);
+    }
+    return true;
+  }
+
+  /**
+   * How the sink log lists the file at a key, as Spark's own sink does: its Hadoop path,
+   * URL-encoded, which Spark's readers decode.
+   */
+  static String listedPath(Destination sink, String key) {
+    return new org.apache.hadoop.fs.Path(sink.uriOf(key)).toUri().toString();
   }
 
   /** A run of a batch found in the store: its record, if it wrote one. */

@@ -385,9 +385,8 @@ public class WriteonceStreamingCommitProtocol extends ManifestFileCommitProtocol
       PendingUpload upload = uploads.get(i);
       statuses[i] =
           new SinkFileStatus(
-              // As Spark's sink lists a file: its Hadoop path, URL-encoded, which its readers
-              // decode (a partition directory may hold an escaped '%' or a space).
-              new Path(sink.uriOf(upload.key())).toUri().toString(),
+              // A partition directory may hold an escaped '%' or a space.
+              StreamingRecords.listedPath(sink, upload.key()),
               upload.length(),
               false,
               now,

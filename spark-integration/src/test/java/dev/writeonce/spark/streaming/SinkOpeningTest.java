@@ -176,4 +176,38 @@ class SinkOpeningTest {
     assertThat(store.object(BUCKET, key)).isPresent();
     assertThat(store.keys(BUCKET)).noneMatch(k -> k.contains("_writeonce/"));
   }
+
+  /**
+   * Found by review: a task attempt of the run that won batch 1 reaches the store after the batch
+   * finished (an executor taken for lost that went on): its intent, then its upload of the same
+   * key. Every opening left them, and the sink was never settled again. The next opening aborts the
+   * upload and removes the intent; the batch's file stays.
+   */
+  @Test
+  void anAttemptThatLandsAfterItsBatchFinishedIsSettledByTheNextOpening() throws IOException {
+    String winner = UUID.randomUUID().toString();
+    String key = fixture.dataFile(0, winner);
+    PendingUpload committed = openUpload(key);
+    fixture.intent(1, winner, "attempt_1", key);
+    String record = fixture.record(1, winner, List.of(committed));
+    put(sink + "_spark_metadata/1", SinkFixture.entry(key));
+    StreamingRecords.complete(fixture.gateway(), fixture.destination(), 1, List.of(committed));
+    StreamingRecords.removeAfterCommit(
+        fixture.gateway(),
+        fixture.destination(),
+        record,
+        WriteonceStreamingCommitProtocol.recordsJobId(1, winner),
+        winner,
+        Set.of("attempt_1"),
+        List.of(committed));
+    fixture.intent(1, winner, "attempt_0", key);
+    PendingUpload late = fixture.openUpload(key, "attempt_0");
+
+    openSinkLog();
+
+    assertThat(store.openUploads(BUCKET)).noneMatch(u -> u.uploadId().equals(late.uploadId()));
+    assertThat(store.keys(BUCKET)).noneMatch(k -> k.contains("_writeonce/"));
+    assertThat(store.getObject(BUCKET, key)).isPresent();
+    assertThat(StreamingRecords.isSettled(fixture.destination())).isTrue();
+  }
 }

@@ -1,5 +1,6 @@
 package dev.writeonce.spark.streaming;
 
+import dev.writeonce.core.config.CommitterConfig;
 import dev.writeonce.core.errors.FormatException;
 import dev.writeonce.core.json.ManifestFormats;
 import dev.writeonce.core.model.PendingUpload;
@@ -86,7 +87,12 @@ final class SinkSimulation implements World {
     /** The attempt fails after writing its file, and Spark aborts it. */
     FAILED_BEFORE_COMMIT,
     /** The attempt commits, then its executor is lost with the commit's message. */
-    LOST_AFTER_COMMIT
+    LOST_AFTER_COMMIT,
+    /**
+     * The attempt's executor is taken for lost before its commit, which it then makes after the
+     * batch committed (a network partition): its intent and its upload land late.
+     */
+    ZOMBIE_AFTER_JOB
   }
 
   /**
@@ -116,7 +122,7 @@ final class SinkSimulation implements World {
       int batches = 2 + random.nextInt(3);
       int tasks = 1 + random.nextInt(2);
       boolean partitioned = random.nextBoolean();
-      Retry retry = random.nextInt(3) == 0 ? Retry.values()[1 + random.nextInt(2)] : Retry.NONE;
+      Retry retry = random.nextInt(3) == 0 ? Retry.values()[1 + random.nextInt(3)] : Retry.NONE;
       List<List<Faults>> runs = new ArrayList<>();
       int runCount = 2 + random.nextInt(2);
       for (int r = 0; r < runCount; r++) {
@@ -470,6 +476,8 @@ final class SinkSimulation implements World {
         new WriteonceStreamingCommitProtocol(Long.toString(batch), sink);
     protocol.setupManifestOptions(log, batch);
     List<TaskCommitMessage> messages = new ArrayList<>();
+    WriteonceStreamingCommitProtocol zombie = null;
+    TaskAttemptContext zombieContext = null;
     try {
       protocol.setupJob(job);
       for (int task = 0; task < plan.tasks(); task++) {
@@ -480,11 +488,18 @@ final class SinkSimulation implements World {
                   new Configuration(job.getConfiguration()),
                   new TaskAttemptID("sim", (int) batch, TaskType.MAP, task, attempt));
           boolean firstOfTwo = attempt + 1 < attempts;
+          if (firstOfTwo && retry == Retry.ZOMBIE_AFTER_JOB) {
+            // On another machine: the job's cleanup of the driver's local files does not reach it.
+            String local = context.getConfiguration().get(CommitterConfig.STAGING_DIR);
+            context.getConfiguration().set(CommitterConfig.STAGING_DIR, local + "/lost-executor");
+          }
+          // Each task attempt has its own copy of the protocol, as Spark ships it to executors.
+          WriteonceStreamingCommitProtocol taskSide = shipped(protocol);
           TaskCommitMessage message;
           try {
-            protocol.setupTask(context);
+            taskSide.setupTask(context);
             String file =
-                protocol.newTaskTempFile(
+                taskSide.newTaskTempFile(
                     context,
                     plan.partitioned() ? Option.apply(PARTITION) : Option.empty(),
                     new FileNameSpec("", ".c000.snappy.parquet"));
@@ -493,13 +508,18 @@ final class SinkSimulation implements World {
             if (firstOfTwo && retry == Retry.FAILED_BEFORE_COMMIT) {
               throw new IOException("the task's first attempt fails before its commit");
             }
-            message = protocol.commitTask(context);
+            if (firstOfTwo && retry == Retry.ZOMBIE_AFTER_JOB) {
+              zombie = taskSide;
+              zombieContext = context;
+              continue;
+            }
+            message = taskSide.commitTask(context);
           } catch (Crash crash) {
             throw crash;
           } catch (Exception | Error e) {
             // Spark's writer aborts a failed attempt; the stage fails unless it was the first of
             // two.
-            protocol.abortTask(context);
+            taskSide.abortTask(context);
             if (firstOfTwo) {
               continue;
             }
@@ -532,6 +552,16 @@ final class SinkSimulation implements World {
       }
     }
     note(name + " committed batch " + batch + ": " + keys);
+    if (zombie != null) {
+      try {
+        zombie.commitTask(zombieContext);
+        note(name + " batch " + batch + ": the zombie attempt committed after the batch");
+      } catch (Crash crash) {
+        throw crash;
+      } catch (Exception | Error e) {
+        note(name + " batch " + batch + ": the zombie attempt failed: " + e);
+      }
+    }
     committed.merge(
         batch,
         keys,
@@ -540,6 +570,19 @@ final class SinkSimulation implements World {
           both.addAll(b);
           return both;
         });
+  }
+
+  /** A copy of the protocol as an executor receives it: serialized after the job's setup. */
+  private static WriteonceStreamingCommitProtocol shipped(WriteonceStreamingCommitProtocol protocol)
+      throws IOException, ClassNotFoundException {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (java.io.ObjectOutputStream out = new java.io.ObjectOutputStream(bytes)) {
+      out.writeObject(protocol);
+    }
+    try (java.io.ObjectInputStream in =
+        new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray()))) {
+      return (WriteonceStreamingCommitProtocol) in.readObject();
+    }
   }
 
   private static String runOf(String text) {
