@@ -234,10 +234,7 @@ final class StreamingRecords {
         if (!key.startsWith(sink.prefix()) || !key.contains(run)) {
           continue;
         }
-        List<OpenUpload> open = store.listUploads(key);
-        if (!open.isEmpty()
-            && entry.contains(listedPath(sink, key))
-            && store.headObject(key).isEmpty()) {
+        if (lists(entry, key) && store.headObject(key).isEmpty()) {
           LOG.warn(
               "{}: batch {} is run {}'s in the log, and neither its record nor its file {} is"
                   + " there: left as it is",
@@ -247,7 +244,7 @@ final class StreamingRecords {
               sink.uriOf(key));
           return false;
         }
-        for (OpenUpload upload : open) {
+        for (OpenUpload upload : store.listUploads(key)) {
           store.abortUpload(upload.key(), upload.uploadId());
         }
       }
@@ -257,6 +254,15 @@ final class StreamingRecords {
       LOG.info("{}: batch {}: what an attempt of its run left late was removed", sink, batch);
     }
     return true;
+  }
+
+  /**
+   * Whether a log entry lists the file at a key: URL-encoded, as it is written now, or as the key
+   * is, as entries of this library's snapshots that predate the encoding hold it.
+   */
+  private boolean lists(String entry, String key) {
+    return entry.contains('"' + listedPath(sink, key) + '"')
+        || entry.contains('"' + sink.uriOf(key) + '"');
   }
 
   /**

@@ -210,4 +210,57 @@ class SinkOpeningTest {
     assertThat(store.getObject(BUCKET, key)).isPresent();
     assertThat(StreamingRecords.isSettled(fixture.destination())).isTrue();
   }
+
+  /**
+   * A batch is run R's in the log, R's record is gone, and the file the entry lists is not there: a
+   * settle has nothing to finish it from, and leaves R's intents (the last trace of R) and its
+   * upload for an operator, whether the upload is still open or not.
+   */
+  private String aListedFileWithoutItsObject(
+      int batch, String partition, boolean encodedEntry, boolean open) throws IOException {
+    String run = UUID.randomUUID().toString();
+    String key = sink + partition + "/part-00000-" + run + ".c000.snappy.parquet";
+    PendingUpload upload = openUpload(key);
+    fixture.intent(batch, run, "attempt_1", key);
+    put(
+        sink + "_spark_metadata/" + batch,
+        encodedEntry
+            ? SinkFixture.entry(key)
+                .replace(
+                    "s3a://" + BUCKET + "/" + key,
+                    StreamingRecords.listedPath(fixture.destination(), key))
+            : SinkFixture.entry(key));
+    if (!open) {
+      fixture.gateway().abortUpload(key, upload.uploadId()); // a lifecycle rule
+    }
+    return run;
+  }
+
+  /** Found by review: without an open upload, the intents were removed without a word. */
+  @Test
+  void aListedFileWithoutItsObjectOrUploadKeepsItsRunsIntents() throws IOException {
+    String run = aListedFileWithoutItsObject(1, "at=1", true, false);
+
+    openSinkLog();
+
+    assertThat(store.keys(BUCKET)).anyMatch(k -> k.contains("_writeonce/jobs/stream-1-" + run));
+    assertThat(StreamingRecords.isSettled(fixture.destination())).isFalse();
+  }
+
+  /**
+   * Found by review: an entry that lists the key unencoded (written before the log's paths were
+   * encoded) in a partition Spark escapes was not recognised, and the listed upload was aborted.
+   */
+  @Test
+  void aListedFileWithoutItsObjectKeepsItsUploadWhicheverWayTheEntryListsIt() throws IOException {
+    String encoded = aListedFileWithoutItsObject(1, "at=12%3A00", true, true);
+    String unencoded = aListedFileWithoutItsObject(2, "at=12%3A00", false, true);
+
+    openSinkLog();
+
+    for (String run : List.of(encoded, unencoded)) {
+      assertThat(store.openUploads(BUCKET)).anyMatch(u -> u.key().contains(run));
+      assertThat(store.keys(BUCKET)).anyMatch(k -> k.contains(run + "/intents/"));
+    }
+  }
 }

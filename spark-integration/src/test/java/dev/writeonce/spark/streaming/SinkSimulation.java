@@ -706,9 +706,9 @@ final class SinkSimulation implements World {
     List<String> open = new ArrayList<>();
     for (MemoryS3.OpenUpload upload : store.openUploads(BUCKET)) {
       if (settledWhileLive.contains(runOf(upload.key()))) {
-        // The documented leak of two live runs: the winner removed this run's intents while its
-        // task could still start the upload, whose id the run then lost with its answer or its
-        // JVM. Invisible, and reaped by the bucket's lifecycle rule.
+        // The documented leak: another JVM settled this run's intents while an attempt of it could
+        // still start the upload, whose id the run then lost with its answer or its JVM.
+        // Invisible, and reaped by the bucket's lifecycle rule.
         leaks.add(upload.key());
       } else {
         open.add(upload.key());

@@ -90,8 +90,8 @@ class SinkSimulationTest {
     long start = System.nanoTime();
     simulation(false).schedules(SCHEDULES).run();
     System.out.printf(
-        "sink simulation: %d schedules in %.1f s; %d left an upload of a losing run open (the"
-            + " documented limit of two live runs)%n",
+        "sink simulation: %d schedules in %.1f s; %d left open an upload that an attempt started"
+            + " after the sink was settled (a documented limit)%n",
         SCHEDULES, (System.nanoTime() - start) / 1e9, SinkSimulation.SCHEDULES_WITH_LEAKS.get());
   }
 
