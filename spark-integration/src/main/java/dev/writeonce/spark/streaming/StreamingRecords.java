@@ -225,15 +225,7 @@ final class StreamingRecords {
       if (!object.key().startsWith(layout.intentPrefix(recordsJobId))) {
         continue;
       }
-      Optional<byte[]> body = store.getObject(object.key());
-      if (body.isEmpty()) {
-        continue;
-      }
-      TaskIntent intent = ManifestFormats.taskIntentFromJson(body.get(), sink.uriOf(object.key()));
-      for (String key : intent.keys()) {
-        if (!key.startsWith(sink.prefix()) || !key.contains(run)) {
-          continue;
-        }
+      for (String key : keysOfRun(store, sink, object.key(), run)) {
         if (lists(entry, key) && store.headObject(key).isEmpty()) {
           LOG.warn(
               "{}: batch {} is run {}'s in the log, and neither its record nor its file {} is"
@@ -254,6 +246,22 @@ final class StreamingRecords {
       LOG.info("{}: batch {}: what an attempt of its run left late was removed", sink, batch);
     }
     return true;
+  }
+
+  /**
+   * The keys a task attempt's intent names that are its run's: under the sink, carrying the run's
+   * id (no other run holds an upload of them); none when the intent is gone.
+   */
+  private static List<String> keysOfRun(
+      StoreGateway store, Destination sink, String intentKey, String run) throws IOException {
+    Optional<byte[]> body = store.getObject(intentKey);
+    if (body.isEmpty()) {
+      return List.of();
+    }
+    TaskIntent intent = ManifestFormats.taskIntentFromJson(body.get(), sink.uriOf(intentKey));
+    return intent.keys().stream()
+        .filter(key -> key.startsWith(sink.prefix()) && key.contains(run))
+        .toList();
   }
 
   /**
@@ -393,15 +401,7 @@ final class StreamingRecords {
     }
     String intents = new dev.writeonce.core.engine.JobLayout(sink).intentPrefix(recordsJobId);
     for (ObjectInfo intent : store.listObjects(intents)) {
-      Optional<byte[]> body = store.getObject(intent.key());
-      if (body.isEmpty()) {
-        continue;
-      }
-      TaskIntent read = ManifestFormats.taskIntentFromJson(body.get(), sink.uriOf(intent.key()));
-      for (String key : read.keys()) {
-        if (!key.startsWith(sink.prefix()) || !key.contains(run)) {
-          continue;
-        }
+      for (String key : keysOfRun(store, sink, intent.key(), run)) {
         for (OpenUpload open : store.listUploads(key)) {
           store.abortUpload(open.key(), open.uploadId());
         }
@@ -441,15 +441,7 @@ final class StreamingRecords {
           || committedIntents.contains(object.key())) {
         continue;
       }
-      Optional<byte[]> body = store.getObject(object.key());
-      if (body.isEmpty()) {
-        continue;
-      }
-      TaskIntent intent = ManifestFormats.taskIntentFromJson(body.get(), sink.uriOf(object.key()));
-      for (String key : intent.keys()) {
-        if (!key.startsWith(sink.prefix()) || !key.contains(run)) {
-          continue;
-        }
+      for (String key : keysOfRun(store, sink, object.key(), run)) {
         for (OpenUpload open : store.listUploads(key)) {
           if (!committedIds.contains(open.uploadId())) {
             store.abortUpload(open.key(), open.uploadId());
