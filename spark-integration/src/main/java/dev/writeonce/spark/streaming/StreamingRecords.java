@@ -213,8 +213,10 @@ final class StreamingRecords {
    * task attempt of it wrote its intent and started its upload after the batch's cleanup (an
    * executor taken for lost that went on, a request that landed late). Every upload of the run open
    * under a key its intents name is such an attempt's, since the batch's own are complete; the one
-   * case left alone is a key the entry lists whose object is not there (the record was removed by
-   * someone else before the completions), which is logged. Returns whether the run is settled.
+   * upload left alone, with the run's intents, is one open under a key the entry lists whose object
+   * is not there (its record removed by someone else before the completions, or the file deleted
+   * since), which is logged, until the bucket's lifecycle rule aborts it. Returns whether the run
+   * is settled.
    */
   private boolean settleLateAttempts(String run, long batch, String entry) throws IOException {
     String recordsJobId = WriteonceStreamingCommitProtocol.recordsJobId(batch, run);
@@ -226,17 +228,21 @@ final class StreamingRecords {
         continue;
       }
       for (String key : keysOfRun(store, sink, object.key(), run)) {
-        if (lists(entry, key) && store.headObject(key).isEmpty()) {
+        List<OpenUpload> open = store.listUploads(key);
+        if (open.isEmpty()) {
+          continue;
+        }
+        if (entry.contains('"' + listedPath(sink, key) + '"') && store.headObject(key).isEmpty()) {
           LOG.warn(
-              "{}: batch {} is run {}'s in the log, and neither its record nor its file {} is"
-                  + " there: left as it is",
+              "{}: batch {} is run {}'s in the log, its record is gone, and its file {} is not"
+                  + " there while an upload of it is open: left as it is",
               sink,
               batch,
               run,
               sink.uriOf(key));
           return false;
         }
-        for (OpenUpload upload : store.listUploads(key)) {
+        for (OpenUpload upload : open) {
           store.abortUpload(upload.key(), upload.uploadId());
         }
       }
@@ -262,15 +268,6 @@ final class StreamingRecords {
     return intent.keys().stream()
         .filter(key -> key.startsWith(sink.prefix()) && key.contains(run))
         .toList();
-  }
-
-  /**
-   * Whether a log entry lists the file at a key: URL-encoded, as it is written now, or as the key
-   * is, as entries of this library's snapshots that predate the encoding hold it.
-   */
-  private boolean lists(String entry, String key) {
-    return entry.contains('"' + listedPath(sink, key) + '"')
-        || entry.contains('"' + sink.uriOf(key) + '"');
   }
 
   /**
