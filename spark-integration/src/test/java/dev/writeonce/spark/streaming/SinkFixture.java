@@ -136,4 +136,21 @@ final class SinkFixture implements AutoCloseable {
     store.putObject(
         BUCKET, sink + "_writeonce/jobs/" + jobId + "/intents/" + attempt + ".json", json);
   }
+
+  /**
+   * A local Spark session for tests that drive the sink's log and protocol themselves, as Spark's
+   * file sink does, outside any stage of Spark's: the checkpoint file manager set, tasks staged
+   * under {@code staging}.
+   */
+  static org.apache.spark.sql.classic.SparkSession.Builder sparkSession(
+      String name, java.nio.file.Path staging) {
+    return org.apache.spark.sql.classic.SparkSession.builder()
+        .master("local[1]")
+        .appName(name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.hadoop.outputCommitCoordination.enabled", "false")
+        .config(
+            WriteonceCheckpointFileManager.SETTING, WriteonceCheckpointFileManager.class.getName())
+        .config(dev.writeonce.core.config.CommitterConfig.STAGING_DIR, staging.toString());
+  }
 }

@@ -52,18 +52,7 @@ class SinkLogPathsTest {
     store = new MemoryS3();
     store.createBucket(BUCKET);
     endpoint = MemoryS3ClientFactory.register(store, request -> Handling.PROCEED);
-    spark =
-        (SparkSession)
-            org.apache.spark.sql.SparkSession.builder()
-                .master("local[1]")
-                .appName("sink-log-paths")
-                .config("spark.ui.enabled", "false")
-                .config("spark.hadoop.outputCommitCoordination.enabled", "false")
-                .config(
-                    WriteonceCheckpointFileManager.SETTING,
-                    WriteonceCheckpointFileManager.class.getName())
-                .config(dev.writeonce.core.config.CommitterConfig.STAGING_DIR, staging.toString())
-                .getOrCreate();
+    spark = SinkFixture.sparkSession("sink-log-paths", staging).getOrCreate();
     Configuration settings = new Configuration(false);
     MemoryS3Settings.apply(settings, endpoint);
     settings.setInt("writeonce.commit.threads", 1);
@@ -125,14 +114,13 @@ class SinkLogPathsTest {
     return keys.first();
   }
 
-  @Test
-  void aPartitionWithAnEscapedColonIsListedWhereItsReadersFindIt() throws Exception {
+  /** One batch written into the partition directory is read by Spark's reader at its key. */
+  private static void assertReadAtItsKey(String partition) throws Exception {
     String prefix = "sinks/" + UUID.randomUUID() + "/";
-    String sink = "s3a://" + BUCKET + "/" + prefix;
-    FileStreamSinkLog log = commitOneBatch(sink, "p=12%3A00");
+    FileStreamSinkLog log = commitOneBatch("s3a://" + BUCKET + "/" + prefix, partition);
 
     String key = dataKey(prefix);
-    assertThat(key).contains("/p=12%3A00/");
+    assertThat(key).contains("/" + partition + "/");
     SinkFileStatus[] listed = log.allFiles();
     assertThat(listed).hasSize(1);
     Path read = listed[0].toFileStatus().getPath(); // what every Spark reader of the sink opens
@@ -142,18 +130,12 @@ class SinkLogPathsTest {
   }
 
   @Test
-  void aPartitionWithASpaceLeavesTheLogReadable() throws Exception {
-    String prefix = "sinks/" + UUID.randomUUID() + "/";
-    String sink = "s3a://" + BUCKET + "/" + prefix;
-    FileStreamSinkLog log = commitOneBatch(sink, "city=New York");
+  void aPartitionWithAnEscapedColonIsListedWhereItsReadersFindIt() throws Exception {
+    assertReadAtItsKey("p=12%3A00");
+  }
 
-    String key = dataKey(prefix);
-    assertThat(key).contains("/city=New York/");
-    SinkFileStatus[] listed = log.allFiles();
-    assertThat(listed).hasSize(1);
-    Path read = listed[0].toFileStatus().getPath();
-    assertThat(read.toUri().getPath()).isEqualTo("/" + key);
-    FileSystem fs = read.getFileSystem(spark.sessionState().newHadoopConf());
-    assertThat(fs.exists(read)).isTrue();
+  @Test
+  void aPartitionWithASpaceLeavesTheLogReadable() throws Exception {
+    assertReadAtItsKey("city=New York");
   }
 }

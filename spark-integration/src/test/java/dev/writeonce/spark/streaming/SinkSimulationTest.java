@@ -46,20 +46,10 @@ class SinkSimulationTest {
       logger.setLevel(org.apache.log4j.Level.OFF);
     }
     spark =
-        (SparkSession)
-            org.apache.spark.sql.SparkSession.builder()
-                .master("local[1]")
-                .appName("sink-simulation")
-                .config("spark.ui.enabled", "false")
-                // Tasks are driven by the simulation, outside any stage of Spark's.
-                .config("spark.hadoop.outputCommitCoordination.enabled", "false")
-                .config(
-                    WriteonceCheckpointFileManager.SETTING,
-                    WriteonceCheckpointFileManager.class.getName())
-                .config(dev.writeonce.core.config.CommitterConfig.STAGING_DIR, staging.toString())
-                // Compactions (and the removal of compacted batches' files) every third batch.
-                .config("spark.sql.streaming.fileSink.log.compactInterval", "3")
-                .getOrCreate();
+        SinkFixture.sparkSession("sink-simulation", staging)
+            // Compactions (and the removal of compacted batches' files) every third batch.
+            .config("spark.sql.streaming.fileSink.log.compactInterval", "3")
+            .getOrCreate();
     StreamingRecords.jvm =
         () -> {
           SinkSimulation.SimJvm jvm = SinkSimulation.CURRENT.get();
